@@ -1,0 +1,55 @@
+"""tokenforge: train, run, convert and explain the tokenizers language models use.
+
+>>> import tokenforge
+>>> enc = tokenforge.get_encoding("o200k_base")
+>>> enc.decode(enc.encode("hello world"))
+'hello world'
+"""
+
+from __future__ import annotations
+
+from .decoders import StreamDecoder
+from .encodings import get_encoding, list_encodings
+from .errors import (
+    DecodeError,
+    EncodeInputError,
+    FileFormatError,
+    SpecialTokenError,
+    TokenforgeError,
+    TokenizerFileNotFoundError,
+    TrainingError,
+    UnknownEncodingError,
+    UnknownIdError,
+    UnknownTokenError,
+)
+from .formats import load
+from .models.bpe import BPE
+from .pretokenizers import PATTERNS, RegexSplit
+from .tokenizer import Tokenizer
+from .trainers.bpe import BPETrainer, TrainReport, train_bpe
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BPE",
+    "BPETrainer",
+    "DecodeError",
+    "EncodeInputError",
+    "FileFormatError",
+    "PATTERNS",
+    "RegexSplit",
+    "SpecialTokenError",
+    "StreamDecoder",
+    "TokenforgeError",
+    "Tokenizer",
+    "TokenizerFileNotFoundError",
+    "TrainReport",
+    "TrainingError",
+    "UnknownEncodingError",
+    "UnknownIdError",
+    "UnknownTokenError",
+    "get_encoding",
+    "list_encodings",
+    "load",
+    "train_bpe",
+]

@@ -1,0 +1,131 @@
+"""The standard OpenAI encodings, shipped inside the package and loaded offline.
+
+Each rank file is stored xz-compressed and checked against the sha256 that
+tiktoken pins for the uncompressed file before it is used, so a corrupted
+install fails loudly instead of encoding wrongly. Patterns, specials and
+hashes are the published values (``shared/data/vocab/tiktoken/ENCODINGS.md``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import lzma
+import threading
+from dataclasses import dataclass, field
+from importlib import resources
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Mapping
+
+from ..errors import FileFormatError, UnknownEncodingError
+
+if TYPE_CHECKING:
+    from ..tokenizer import Tokenizer
+
+ENDOFTEXT = "<|endoftext|>"
+FIM_PREFIX = "<|fim_prefix|>"
+FIM_MIDDLE = "<|fim_middle|>"
+FIM_SUFFIX = "<|fim_suffix|>"
+ENDOFPROMPT = "<|endofprompt|>"
+
+
+@dataclass(frozen=True)
+class EncodingSpec:
+    name: str
+    rank_file: str
+    sha256: str
+    pattern: str
+    special_tokens: Mapping[str, int] = field(default_factory=dict)
+    explicit_n_vocab: int | None = None
+
+
+_R50K_SHA = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
+_P50K_SHA = "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"
+
+ENCODINGS: Mapping[str, EncodingSpec] = MappingProxyType(
+    {
+        spec.name: spec
+        for spec in [
+            EncodingSpec("gpt2", "r50k_base", _R50K_SHA, "gpt2", {ENDOFTEXT: 50256}, 50257),
+            EncodingSpec("r50k_base", "r50k_base", _R50K_SHA, "gpt2", {ENDOFTEXT: 50256}, 50257),
+            EncodingSpec("p50k_base", "p50k_base", _P50K_SHA, "gpt2", {ENDOFTEXT: 50256}, 50281),
+            EncodingSpec(
+                "p50k_edit",
+                "p50k_base",
+                _P50K_SHA,
+                "gpt2",
+                {ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283},
+            ),
+            EncodingSpec(
+                "cl100k_base",
+                "cl100k_base",
+                "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+                "cl100k",
+                {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260, ENDOFPROMPT: 100276},
+            ),
+            EncodingSpec(
+                "o200k_base",
+                "o200k_base",
+                "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+                "o200k",
+                {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
+            ),
+        ]
+    }
+)
+
+_lock = threading.Lock()
+_loaded: dict[str, "Tokenizer"] = {}
+
+
+def list_encodings() -> list[str]:
+    """Names accepted by :func:`get_encoding`."""
+    return list(ENCODINGS)
+
+
+def encoding_for_hash(sha256: str) -> EncodingSpec | None:
+    """The encoding whose rank file has this sha256 (the first name wins)."""
+    for spec in ENCODINGS.values():
+        if spec.sha256 == sha256:
+            return spec
+    return None
+
+
+def rank_file_bytes(spec: EncodingSpec) -> bytes:
+    """The verified, uncompressed rank file of ``spec``."""
+    resource = resources.files(__package__).joinpath("data", spec.rank_file + ".tiktoken.xz")
+    try:
+        data = lzma.decompress(resource.read_bytes())
+    except (OSError, lzma.LZMAError) as exc:
+        raise FileFormatError(f"shipped rank file {spec.rank_file} cannot be read: {exc}") from None
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != spec.sha256:
+        raise FileFormatError(
+            f"shipped rank file {spec.rank_file} has sha256 {digest}, expected {spec.sha256}; "
+            "the installation is corrupted"
+        )
+    return data
+
+
+def get_encoding(name: str) -> "Tokenizer":
+    """Return a standard encoding, offline. The same instance is returned on each
+    call (tokenizers are immutable).
+
+    >>> get_encoding("gpt2").encode("hello world")
+    [31373, 995]
+    """
+    spec = ENCODINGS.get(name)
+    if spec is None:
+        raise UnknownEncodingError(f"unknown encoding {name!r}; known: {', '.join(ENCODINGS)}")
+    with _lock:
+        tok = _loaded.get(name)
+        if tok is None:
+            from ..formats.tiktoken import parse_ranks
+            from ..models.bpe import BPE
+            from ..tokenizer import Tokenizer
+
+            ranks = parse_ranks(rank_file_bytes(spec), f"{spec.rank_file}.tiktoken")
+            tok = Tokenizer(BPE.from_ranks(ranks), pre_tokenizer=spec.pattern, special_tokens=spec.special_tokens, name=name)
+            if spec.explicit_n_vocab is not None and tok.n_vocab != spec.explicit_n_vocab:
+                raise FileFormatError(f"{name}: n_vocab is {tok.n_vocab}, expected {spec.explicit_n_vocab}")
+            _loaded[name] = tok
+        return tok

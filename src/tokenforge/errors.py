@@ -1,0 +1,70 @@
+"""The one exception family of tokenforge.
+
+Every error tokenforge raises is a :class:`TokenforgeError`. The subclasses
+also derive from the built-in exception a Python user would expect
+(``ValueError``, ``TypeError``, ``KeyError``, ``OSError``), so code written
+against tiktoken's ``ValueError`` on disallowed special tokens keeps working.
+Messages say what was expected, what was found, and where: the file and line,
+the token, or the id.
+"""
+
+from __future__ import annotations
+
+
+class TokenforgeError(Exception):
+    """Base class of every tokenforge error."""
+
+
+class FileFormatError(TokenforgeError, ValueError):
+    """A tokenizer file is malformed. The message names the file and, where it
+    applies, the line or JSON field."""
+
+    def __init__(self, message: str, *, path: object = None, line: int | None = None):
+        where = ""
+        if path is not None:
+            where = f"{path}"
+            if line is not None:
+                where += f", line {line}"
+            where += ": "
+        super().__init__(where + message)
+        self.path = path
+        self.line = line
+
+
+class TokenizerFileNotFoundError(TokenforgeError, FileNotFoundError):
+    """A file that was asked for does not exist or cannot be read."""
+
+
+class SpecialTokenError(TokenforgeError, ValueError):
+    """Special-token policy violated: a disallowed special-token string was found
+    in text, a special token is duplicated, or an unknown special was named."""
+
+
+class UnknownIdError(TokenforgeError, KeyError):
+    """An id that is not in the vocabulary was passed to a decoder."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownTokenError(TokenforgeError, KeyError):
+    """A token string or byte string that is not in the vocabulary."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class EncodeInputError(TokenforgeError, TypeError):
+    """Something other than ``str`` was passed where text was expected."""
+
+
+class DecodeError(TokenforgeError, UnicodeError):
+    """Token bytes are not valid UTF-8 and ``errors="strict"`` was asked for."""
+
+
+class TrainingError(TokenforgeError, ValueError):
+    """Training settings or training input are invalid."""
+
+
+class UnknownEncodingError(TokenforgeError, ValueError):
+    """A named encoding or pattern is not known."""

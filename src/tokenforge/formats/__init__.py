@@ -1,0 +1,159 @@
+"""Reading and writing tokenizer files, with format detection.
+
+``load(path)`` recognises:
+
+* a native tokenforge JSON file (``format_version``);
+* a tiktoken rank file (``*.tiktoken``, or any file of ``base64 rank`` lines);
+  a file whose sha256 is that of a known encoding gets that encoding's pattern
+  and specials, any other needs ``pattern=`` (and ``special_tokens=``);
+* GPT-2 files: a directory with ``vocab.json`` and ``merges.txt``, or either
+  of the two files.
+
+Every writer is atomic (temporary file, then rename).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .._io import read_bytes
+from ..errors import FileFormatError, TokenizerFileNotFoundError
+
+if TYPE_CHECKING:
+    from ..tokenizer import Tokenizer
+
+FORMATS = ("tokenforge", "tiktoken", "gpt2")
+
+
+def detect_format(path: str | os.PathLike) -> str:
+    """Return ``"tokenforge"``, ``"tiktoken"`` or ``"gpt2"`` for ``path``."""
+    p = Path(path)
+    if p.is_dir():
+        if (p / "vocab.json").is_file() and (p / "merges.txt").is_file():
+            return "gpt2"
+        if (p / "tokenizer.json").is_file():
+            raise FileFormatError("HF tokenizer.json is not a format this version of tokenforge reads", path=p)
+        raise TokenizerFileNotFoundError(f"{p}: directory has no vocab.json + merges.txt")
+    if not p.exists():
+        raise TokenizerFileNotFoundError(f"{p}: no such file")
+    if p.name.endswith("vocab.json") or p.name.endswith("merges.txt"):
+        return "gpt2"
+    head = read_bytes(p)[:4096].lstrip()
+    if head.startswith(b"{"):
+        if b'"format_version"' in read_bytes(p)[:200]:
+            return "tokenforge"
+        raise FileFormatError(
+            "a JSON file without 'format_version': not a tokenforge file "
+            "(HF tokenizer.json is not a format this version of tokenforge reads)",
+            path=p,
+        )
+    first = head.split(b"\n", 1)[0].split()
+    if len(first) == 2 and first[1].isdigit():
+        return "tiktoken"
+    raise FileFormatError("unrecognised tokenizer file (expected tokenforge JSON, tiktoken ranks or GPT-2 files)", path=p)
+
+
+def _gpt2_paths(path: Path) -> tuple[Path, Path]:
+    if path.is_dir():
+        return path / "vocab.json", path / "merges.txt"
+    if path.name.endswith("vocab.json"):
+        return path, path.with_name(path.name[: -len("vocab.json")] + "merges.txt")
+    return path.with_name(path.name[: -len("merges.txt")] + "vocab.json"), path
+
+
+def load(
+    path: str | os.PathLike,
+    *,
+    pattern: str | None = None,
+    special_tokens: Collection[str] | Mapping[str, int] | None = None,
+    name: str | None = None,
+) -> "Tokenizer":
+    """Open a tokenizer file of any supported format (see module docstring).
+
+    ``pattern`` (a name like ``"gpt2"``, ``"cl100k"``, ``"qwen"`` or a regex)
+    and ``special_tokens`` override what the file implies.
+    """
+    from ..encodings import encoding_for_hash
+    from ..tokenizer import Tokenizer
+    from .gpt2 import load_gpt2_model
+    from .native import load_native_dict
+    from .tiktoken import parse_ranks
+
+    p = Path(path)
+    fmt = detect_format(p)
+    if fmt == "tokenforge":
+        data = load_native_dict(p)
+        if pattern is not None or special_tokens is not None:
+            raise FileFormatError(
+                "a tokenforge file carries its own pattern and special tokens; do not pass pattern= or special_tokens=",
+                path=p,
+            )
+        try:
+            return Tokenizer.from_dict(data)
+        except FileFormatError as exc:
+            raise FileFormatError(str(exc), path=p) from None
+    if fmt == "gpt2":
+        vocab_path, merges_path = _gpt2_paths(p)
+        for q in (vocab_path, merges_path):
+            if not q.is_file():
+                raise TokenizerFileNotFoundError(f"{q}: no such file (GPT-2 format needs vocab.json and merges.txt)")
+        model, specials = load_gpt2_model(vocab_path, merges_path, special_tokens)
+        return Tokenizer(model, pre_tokenizer=pattern or "gpt2", special_tokens=specials, name=name or vocab_path.parent.name)
+    # tiktoken rank file
+    data = read_bytes(p)
+    known = encoding_for_hash(hashlib.sha256(data).hexdigest())
+    ranks = parse_ranks(data, p)
+    from ..models.bpe import BPE
+
+    if known is not None:
+        pattern = pattern or known.pattern
+        if special_tokens is None:
+            special_tokens = known.special_tokens
+        name = name or known.name
+    if pattern is None:
+        raise FileFormatError(
+            "a tiktoken rank file has no split pattern; pass pattern= (e.g. 'cl100k', 'o200k', 'qwen', 'llama3', or a regex)",
+            path=p,
+        )
+    specials = _specials_for_ranks(special_tokens, ranks)
+    return Tokenizer(BPE.from_ranks(ranks), pre_tokenizer=pattern, special_tokens=specials, name=name or p.stem)
+
+
+def _specials_for_ranks(
+    special_tokens: Collection[str] | Mapping[str, int] | None, ranks: Mapping[bytes, int]
+) -> dict[str, int]:
+    from ..errors import SpecialTokenError
+
+    if special_tokens is None:
+        return {}
+    if isinstance(special_tokens, Mapping):
+        return dict(special_tokens)
+    # A list of strings: give them the ids after the largest rank, in order.
+    out: dict[str, int] = {}
+    nxt = max(ranks.values()) + 1
+    for t in special_tokens:
+        if t in out:
+            raise SpecialTokenError(f"special token {t!r} is listed twice")
+        out[t] = nxt
+        nxt += 1
+    return out
+
+
+def save(tokenizer: "Tokenizer", path: str | os.PathLike, format: str = "tokenforge") -> None:
+    """Write ``tokenizer`` in ``format`` (see :meth:`Tokenizer.save`)."""
+    from .gpt2 import save_gpt2
+    from .native import save_native
+    from .tiktoken import save_ranks
+
+    if format == "tokenforge":
+        save_native(tokenizer.to_dict(), path)
+    elif format == "tiktoken":
+        save_ranks(tokenizer.model, path)
+    elif format == "gpt2":
+        save_gpt2(tokenizer.model, tokenizer.special_tokens, path)
+    else:
+        raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")

@@ -1,0 +1,144 @@
+"""GPT-2 ``vocab.json`` + ``merges.txt`` (seed 000 §3.1, D01).
+
+Both files spell token bytes in GPT-2's printable byte alphabet
+(:mod:`tokenforge.bytelevel`). ``merges.txt`` may start with a
+``#version: ...`` line; every other non-empty line is ``left right``.
+Special tokens (by default ``<|endoftext|>`` when present) are taken out of
+the mergeable vocabulary and registered as specials with their ids.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Collection, Mapping
+from pathlib import Path
+
+from .. import bytelevel
+from .._io import atomic_write, read_text
+from ..errors import FileFormatError, SpecialTokenError
+from ..models.bpe import BPE
+
+
+def read_vocab_json(path: str | os.PathLike) -> dict[str, int]:
+    text = read_text(path)
+    try:
+        vocab = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FileFormatError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from None
+    if not isinstance(vocab, dict):
+        raise FileFormatError(f"expected a JSON object of token -> id, found {type(vocab).__name__}", path=path)
+    seen: dict[int, str] = {}
+    for tok, i in vocab.items():
+        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            raise FileFormatError(f"token {tok!r} has id {i!r}; ids must be non-negative integers", path=path)
+        if i in seen:
+            raise FileFormatError(f"id {i} is given to both {seen[i]!r} and {tok!r}", path=path)
+        seen[i] = tok
+    return vocab
+
+
+def read_merges_txt(path: str | os.PathLike) -> list[tuple[int, str, str]]:
+    """``[(line_number, left, right), ...]`` in file order."""
+    merges = []
+    for lineno, line in enumerate(read_text(path).split("\n"), 1):
+        line = line.rstrip("\r")
+        if not line.strip():
+            continue
+        if lineno == 1 and line.startswith("#version"):
+            continue
+        parts = line.split(" ")
+        if len(parts) != 2 or not parts[0] or not parts[1]:
+            raise FileFormatError(f"expected two tokens separated by one space, found {line!r}", path=path, line=lineno)
+        merges.append((lineno, parts[0], parts[1]))
+    return merges
+
+
+def load_gpt2_model(
+    vocab_path: str | os.PathLike,
+    merges_path: str | os.PathLike,
+    special_tokens: Collection[str] | Mapping[str, int] | None = None,
+) -> tuple[BPE, dict[str, int]]:
+    """Read the two files; return the BPE model and the special tokens ``{str: id}``."""
+    vocab = read_vocab_json(vocab_path)
+    if special_tokens is None:
+        special_names = [t for t in ("<|endoftext|>",) if t in vocab]
+        specials = {t: vocab[t] for t in special_names}
+    elif isinstance(special_tokens, Mapping):
+        specials = dict(special_tokens)
+    else:
+        specials = {}
+        for t in special_tokens:
+            if t in specials:
+                raise SpecialTokenError(f"special token {t!r} is listed twice")
+            if t not in vocab:
+                raise SpecialTokenError(f"special token {t!r} is not in {vocab_path}")
+            specials[t] = vocab[t]
+    model_vocab: dict[int, bytes] = {}
+    for tok, i in vocab.items():
+        if tok in specials:
+            if specials[tok] != i:
+                raise SpecialTokenError(f"special token {tok!r} has id {i} in {vocab_path}, not {specials[tok]}")
+            continue
+        try:
+            model_vocab[i] = bytelevel.decode_string(tok)
+        except KeyError:
+            bad = next(c for c in tok if c not in bytelevel.unicode_to_bytes())
+            raise FileFormatError(
+                f"token {tok!r} (id {i}) has {bad!r}, which is not in GPT-2's byte alphabet; "
+                "list it in special_tokens= if it is a special token",
+                path=vocab_path,
+            ) from None
+    ranks = {t: i for i, t in sorted(model_vocab.items(), reverse=True)}
+    merges: list[tuple[bytes, bytes]] = []
+    last_id = -1
+    for lineno, left, right in read_merges_txt(merges_path):
+        try:
+            a = bytelevel.decode_string(left)
+            b = bytelevel.decode_string(right)
+        except KeyError:
+            raise FileFormatError(
+                f"merge {left!r} {right!r} has a character outside GPT-2's byte alphabet", path=merges_path, line=lineno
+            ) from None
+        for part, shown in ((a, left), (b, right), (a + b, left + right)):
+            if part not in ranks:
+                raise FileFormatError(
+                    f"merge {left!r} {right!r}: token {shown!r} is not in {Path(vocab_path).name}",
+                    path=merges_path,
+                    line=lineno,
+                )
+        merged_id = ranks[a + b]
+        if merged_id <= last_id:
+            raise FileFormatError(
+                f"merge {left!r} {right!r} makes id {merged_id}, but an earlier merge made id {last_id}; "
+                "tokenforge ranks tokens by id, so merges must come in id order",
+                path=merges_path,
+                line=lineno,
+            )
+        last_id = merged_id
+        merges.append((a, b))
+    try:
+        model = BPE(model_vocab, merges)
+    except FileFormatError as exc:
+        raise FileFormatError(str(exc), path=vocab_path) from None
+    return model, specials
+
+
+def save_gpt2(model: BPE, special_tokens: Mapping[str, int], directory: str | os.PathLike) -> None:
+    """Write ``vocab.json`` and ``merges.txt`` into ``directory`` (each atomically)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    merges = model.derive_merges()
+    vocab = {bytelevel.encode_bytes(t): i for i, t in sorted(model.vocab.items())}
+    if len(vocab) != len(model.vocab):
+        raise FileFormatError("this model has two ids with the same bytes, which vocab.json cannot express")
+    for tok, i in sorted(special_tokens.items(), key=lambda kv: kv[1]):
+        if tok in vocab:
+            raise FileFormatError(f"special token {tok!r} collides with an ordinary token in vocab.json form")
+        vocab[tok] = i
+    with atomic_write(directory / "vocab.json") as f:
+        f.write(json.dumps(vocab, ensure_ascii=False))
+    with atomic_write(directory / "merges.txt") as f:
+        f.write("#version: 0.2\n")
+        for a, b in merges:
+            f.write(f"{bytelevel.encode_bytes(a)} {bytelevel.encode_bytes(b)}\n")

@@ -1,0 +1,150 @@
+"""Special tokens: matched first, on raw text, longest match first.
+
+Special tokens sit outside the pipeline (DESIGN §1). Every encode call states
+a policy with tiktoken's two arguments:
+
+* ``allowed_special``: the specials that are encoded as their special id when
+  their string occurs in the text (``"all"`` or a set).
+* ``disallowed_special``: the specials whose string raises
+  :class:`SpecialTokenError` when it occurs in the text (``"all"``, the
+  default, means every special that is not allowed; ``()`` means none, so
+  their strings are encoded as ordinary text).
+
+Raising by default closes the injection hole of seed 004 §10.7: user text that
+contains ``<|endoftext|>`` cannot forge a document boundary unless the caller
+asked for it. Matching is longest first, so ``<|endoftext|><|endoftext|>``
+wins over ``<|endoftext|>`` when both are registered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Mapping
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Literal, Union
+
+import regex
+
+from .errors import SpecialTokenError
+
+SpecialPolicy = Union[Literal["all"], Collection[str]]
+
+
+def special_regex(tokens: Collection[str]) -> "regex.Pattern[str] | None":
+    """A regex matching any of ``tokens``, longest alternative first."""
+    if not tokens:
+        return None
+    ordered = sorted(tokens, key=lambda t: (-len(t), t))
+    return regex.compile("|".join(regex.escape(t) for t in ordered))
+
+
+class SpecialTokens:
+    """An immutable ``{string: id}`` table of special tokens with policy helpers."""
+
+    __slots__ = ("_ids", "_by_id", "_all", "_max_len", "__weakref__")
+
+    def __init__(self, tokens: Mapping[str, int] | None = None) -> None:
+        ids: dict[str, int] = {}
+        by_id: dict[int, str] = {}
+        for tok, i in (tokens or {}).items():
+            if not isinstance(tok, str) or not tok:
+                raise SpecialTokenError(f"special token must be a non-empty str, got {tok!r}")
+            if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+                raise SpecialTokenError(f"special token {tok!r} needs a non-negative int id, got {i!r}")
+            if i in by_id:
+                raise SpecialTokenError(f"special tokens {by_id[i]!r} and {tok!r} share id {i}")
+            ids[tok] = i
+            by_id[i] = tok
+        self._ids = ids
+        self._by_id = by_id
+        self._all = frozenset(ids)
+        self._max_len = max((len(t) for t in ids), default=0)
+
+    @property
+    def ids(self) -> Mapping[str, int]:
+        return MappingProxyType(self._ids)
+
+    @property
+    def by_id(self) -> Mapping[int, str]:
+        return MappingProxyType(self._by_id)
+
+    @property
+    def all(self) -> frozenset[str]:
+        return self._all
+
+    @property
+    def max_len(self) -> int:
+        """Length in characters of the longest special token (0 when there is none)."""
+        return self._max_len
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def resolve(
+        self, allowed_special: SpecialPolicy, disallowed_special: SpecialPolicy
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        """Turn tiktoken-style arguments into ``(allowed, disallowed)`` sets."""
+        if allowed_special == "all":
+            allowed = self._all
+        else:
+            allowed = self._as_set(allowed_special, "allowed_special")
+        if disallowed_special == "all":
+            disallowed = self._all - allowed
+        else:
+            disallowed = self._as_set(disallowed_special, "disallowed_special")
+        return allowed, disallowed
+
+    def _as_set(self, value: object, arg: str) -> frozenset[str]:
+        if isinstance(value, str):
+            raise SpecialTokenError(
+                f"{arg} must be 'all' or a collection of special-token strings, got the str {value!r}"
+            )
+        try:
+            chosen = frozenset(value)  # type: ignore[arg-type]
+        except TypeError:
+            raise SpecialTokenError(f"{arg} must be 'all' or a collection of strings, got {value!r}") from None
+        unknown = chosen - self._all
+        if unknown:
+            known = ", ".join(sorted(self._all)) or "none"
+            raise SpecialTokenError(
+                f"{arg} names {sorted(unknown)[0]!r}, which is not a special token of this "
+                f"tokenizer (its specials: {known})"
+            )
+        return chosen
+
+    def check(self, text: str, disallowed: frozenset[str]) -> None:
+        """Raise if ``text`` contains the string of a disallowed special token."""
+        pattern = _cached_regex(disallowed)
+        if pattern is None:
+            return
+        m = pattern.search(text)
+        if m is not None:
+            raise SpecialTokenError(
+                f"the text contains the special token {m.group()!r} at character {m.start()}. "
+                "It is disallowed by default so that user text cannot inject control tokens. "
+                f"Pass allowed_special={{{m.group()!r}}} (or 'all') to encode it as a special token, "
+                "or disallowed_special=() to encode it as ordinary text."
+            )
+
+    def split(self, text: str, allowed: frozenset[str]) -> Iterator[tuple[str, int | None]]:
+        """Yield ``(segment, None)`` for ordinary text and ``(token, id)`` for each
+        allowed special token, in order; empty segments are skipped."""
+        pattern = _cached_regex(allowed)
+        if pattern is None:
+            if text:
+                yield text, None
+            return
+        pos = 0
+        ids = self._ids
+        for m in pattern.finditer(text):
+            if m.start() > pos:
+                yield text[pos : m.start()], None
+            yield m.group(), ids[m.group()]
+            pos = m.end()
+        if pos < len(text):
+            yield text[pos:], None
+
+
+@lru_cache(maxsize=256)
+def _cached_regex(tokens: frozenset[str]) -> "regex.Pattern[str] | None":
+    return special_regex(tokens)

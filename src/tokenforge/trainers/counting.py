@@ -1,0 +1,219 @@
+"""Parallel, streaming pre-token counting: the first half of BPE training.
+
+Training only needs how often each distinct pre-token occurs (seed 004
+§10.8). Files are cut into byte ranges of a few MB whose boundaries are *safe*:
+the start of a special token, or a line break or space that has
+non-whitespace on both sides. No piece of any named split pattern (gpt2,
+cl100k, o200k, llama3, qwen) crosses such a boundary, so counting the ranges
+separately gives exactly the counts of the whole file. A custom pattern gets
+only special-token and line-break boundaries.
+
+Worker processes each read one range, split it on special tokens, pre-tokenize
+and count; the parent sums the counts. Memory is bounded by the range size
+times the number of workers plus the table of distinct pre-tokens, whatever
+the file size. Counting is a sum, so the result is the same for any number of
+workers and any hash seed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+
+import regex
+
+from ..errors import TokenizerFileNotFoundError, TrainingError
+from ..pretokenizers import RegexSplit
+from ..specials import special_regex
+
+#: Target size of one counting range.
+CHUNK_BYTES = 4 << 20
+#: How far to look for a safe boundary at a time.
+_WINDOW = 1 << 16
+_ERRORS = ("strict", "replace", "ignore")
+_SPACE_BYTES = frozenset(b" \t\r\n\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0")
+
+
+def _is_space_char(window: bytes, end: int) -> bool:
+    """Is the character that ends at ``window[end - 1]`` whitespace (or unknown)?"""
+    b = window[end - 1]
+    if b < 0x80:
+        return b in _SPACE_BYTES or b < 0x20
+    # Decode the multi-byte character that ends here (at most 4 bytes back).
+    for start in range(end - 1, max(end - 4, 0) - 1, -1):
+        if window[start] & 0xC0 != 0x80:
+            ch = window[start:end].decode("utf-8", "replace")
+            return len(ch) != 1 or ch.isspace() or ch == "\ufffd"
+    return True
+
+
+def _is_space_at(window: bytes, start: int) -> bool:
+    """Is the character that starts at ``window[start]`` whitespace (or unknown)?"""
+    b = window[start]
+    if b < 0x80:
+        return b in _SPACE_BYTES or b < 0x20
+    length = 2 if b >> 5 == 0b110 else 3 if b >> 4 == 0b1110 else 4 if b >> 3 == 0b11110 else 0
+    if length == 0 or start + length > len(window):
+        return True
+    ch = window[start : start + length].decode("utf-8", "replace")
+    return len(ch) != 1 or ch.isspace() or ch == "\ufffd"
+
+
+def find_boundary(f, start: int, size: int, specials: Sequence[bytes], spaces_ok: bool) -> int:
+    """First safe boundary at or after ``start`` (``size`` if there is none)."""
+    max_special = max((len(s) for s in specials), default=0)
+    pos = start
+    while pos < size:
+        f.seek(max(pos - 4, 0))
+        lead = pos - max(pos - 4, 0)
+        window = f.read(_WINDOW + lead + max_special + 4)
+        if not window:
+            return size
+        best = None
+        for s in specials:
+            k = window.find(s, lead)
+            if k != -1 and (best is None or k < best):
+                best = k
+        limit = len(window) - 4 if pos + len(window) - lead < size else len(window)
+        for sep in (b"\n", b" ") if spaces_ok else (b"\n",):
+            k = window.find(sep, lead)
+            while k != -1 and k + 1 < limit and (best is None or k + 1 < best):
+                if k > 0 and not _is_space_char(window, k) and not _is_space_at(window, k + 1):
+                    # cut before a space, after a newline
+                    cut = k if sep == b" " else k + 1
+                    if not any(_inside(window, cut, s) for s in specials):
+                        best = cut if best is None else min(best, cut)
+                    break
+                k = window.find(sep, k + 1)
+        if best is not None:
+            return max(pos - lead + best, start)
+        pos += _WINDOW
+    return size
+
+
+def _inside(window: bytes, cut: int, special: bytes) -> bool:
+    lo = max(cut - len(special) + 1, 0)
+    k = window.find(special, lo, cut + len(special) - 1)
+    return k != -1 and k < cut < k + len(special)
+
+
+def plan_ranges(path: Path, specials: Sequence[bytes], spaces_ok: bool, chunk_bytes: int = CHUNK_BYTES) -> list[tuple[int, int]]:
+    """Byte ranges of ``path`` of about ``chunk_bytes`` with safe boundaries."""
+    size = path.stat().st_size
+    ranges = []
+    with open(path, "rb") as f:
+        start = 0
+        while start < size:
+            target = start + chunk_bytes
+            end = size if target >= size else find_boundary(f, target, size, specials, spaces_ok)
+            ranges.append((start, end))
+            start = end
+    return ranges
+
+
+def count_text(text: str, pre: RegexSplit | None, special_pattern: "regex.Pattern[str] | None") -> Counter:
+    """Count the pre-tokens of ``text`` (specials removed), as UTF-8 bytes."""
+    segments = special_pattern.split(text) if special_pattern is not None else [text]
+    counts: Counter = Counter()
+    for seg in segments:
+        if not seg:
+            continue
+        if pre is None:
+            counts[seg] += 1
+        else:
+            counts.update(pre.split(seg))
+    return Counter({k.encode("utf-8"): v for k, v in counts.items()})
+
+
+def _count_range(args) -> tuple[Counter, int]:
+    path, start, end, pre_dict, specials, errors = args
+    from ..pretokenizers import pre_tokenizer_from_dict
+
+    pre = pre_tokenizer_from_dict(pre_dict)
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    try:
+        text = data.decode("utf-8", errors)
+    except UnicodeDecodeError as exc:
+        with open(path, "rb") as f:
+            before = f.read(start).count(b"\n")
+        line = before + data.count(b"\n", 0, exc.start) + 1
+        raise TrainingError(
+            f"{path}, line {line}: not valid UTF-8 at byte {start + exc.start} ({exc.reason}); "
+            "pass errors='replace' or errors='ignore' to train anyway"
+        ) from None
+    return count_text(text, pre, special_regex(specials)), end - start
+
+
+def count_files(
+    paths: Iterable[str | os.PathLike],
+    pre: RegexSplit | None,
+    special_tokens: Sequence[str] = (),
+    *,
+    workers: int | None = None,
+    errors: str = "strict",
+    progress: Callable[[int], None] | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Counter:
+    """Count pre-tokens over files, in parallel worker processes.
+
+    ``progress`` is called with the number of bytes of each finished range.
+    """
+    if errors not in _ERRORS:
+        raise TrainingError(f"errors must be one of {', '.join(_ERRORS)}, got {errors!r}")
+    specials_b = [s.encode("utf-8") for s in special_tokens]
+    spaces_ok = pre is None or pre.name is not None
+    tasks = []
+    pre_dict = None if pre is None else pre.to_dict()
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_file():
+            raise TokenizerFileNotFoundError(f"{path}: no such file" if not path.exists() else f"{path}: not a regular file")
+        if pre is None:
+            ranges = [(0, path.stat().st_size)]  # without a split pattern the whole file is one piece
+        else:
+            ranges = plan_ranges(path, specials_b, spaces_ok, chunk_bytes)
+        tasks.extend((str(path), s, e, pre_dict, tuple(special_tokens), errors) for s, e in ranges)
+    if workers is None:
+        workers = os.cpu_count() or 1
+    total: Counter = Counter()
+    if workers <= 1 or len(tasks) <= 1:
+        for t in tasks:
+            counts, n = _count_range(t)
+            _add(total, counts)
+            if progress:
+                progress(n)
+        return total
+    workers = min(workers, len(tasks))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        # At most two ranges in flight per worker, so memory does not grow with the file.
+        pending = set()
+        queue = iter(tasks)
+        for t in queue:
+            pending.add(pool.submit(_count_range, t))
+            if len(pending) >= 2 * workers:
+                break
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                counts, n = fut.result()
+                _add(total, counts)
+                if progress:
+                    progress(n)
+                nxt = next(queue, None)
+                if nxt is not None:
+                    pending.add(pool.submit(_count_range, nxt))
+    return total
+
+
+def _add(total: Counter, counts: Counter) -> None:
+    if not total:
+        total.update(counts)
+        return
+    get = total.get
+    for k, v in counts.items():
+        total[k] = get(k, 0) + v

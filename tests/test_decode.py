@@ -1,0 +1,88 @@
+"""Decoding: round trips, invalid UTF-8, unknown ids, streaming."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tokenforge
+from tokenforge import DecodeError, UnknownIdError
+
+
+@pytest.fixture(scope="module")
+def enc():
+    return tokenforge.get_encoding("cl100k_base")
+
+
+_no_surrogates = st.text(st.characters(blacklist_categories=("Cs",)), max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_no_surrogates)
+def test_decode_encode_round_trip_for_arbitrary_unicode(text):
+    for name in ["gpt2", "cl100k_base", "o200k_base"]:
+        enc = tokenforge.get_encoding(name)
+        ids = enc.encode_ordinary(text)
+        assert enc.decode(ids, errors="strict") == text
+        assert enc.decode_bytes(ids) == text.encode("utf-8")
+
+
+@settings(max_examples=200, deadline=None)
+@given(_no_surrogates, st.integers(1, 5))
+def test_stream_decoder_never_emits_half_a_character(text, step):
+    enc = tokenforge.get_encoding("o200k_base")
+    ids = enc.encode_ordinary(text)
+    dec = enc.stream_decoder(errors="strict")
+    pieces = []
+    for i in range(0, len(ids), step):
+        out = dec.feed(ids[i : i + step])
+        assert "\ufffd" not in out or "\ufffd" in text
+        pieces.append(out)
+    pieces.append(dec.finish())
+    assert "".join(pieces) == text
+    assert "".join(enc.decode_stream(ids)) == text
+
+
+def test_stream_decoder_holds_back_partial_utf8(enc):
+    ids = enc.encode("龘")  # one CJK character, several byte tokens
+    assert len(ids) > 1
+    dec = enc.stream_decoder()
+    assert dec.step(ids[0]) == ""
+    assert dec.pending
+    out = "".join(dec.step(i) for i in ids[1:])
+    assert out == "龘" and dec.finish() == ""
+
+
+def test_invalid_utf8_replaces_or_raises(enc):
+    first = enc.encode("龘")[0]  # a lone lead byte sequence
+    assert enc.decode([first]) == "\ufffd" * len(enc.decode_single_token_bytes(first).decode("utf-8", "replace"))
+    assert "\ufffd" in enc.decode([first], errors="replace")
+    with pytest.raises(DecodeError, match="not valid UTF-8"):
+        enc.decode([first], errors="strict")
+    dec = enc.stream_decoder()
+    assert dec.step(first) == ""
+    assert dec.finish() == "\ufffd"
+
+
+def test_unknown_id_names_the_id_and_position(enc):
+    with pytest.raises(UnknownIdError, match=r"unknown token id 100261 at position 1"):
+        enc.decode([15339, 100261])
+    with pytest.raises(UnknownIdError, match="-1"):
+        enc.decode_bytes([-1])
+    with pytest.raises(UnknownIdError, match="must be an int"):
+        enc.decode(["15339"])
+    with pytest.raises(UnknownIdError, match="999999999"):
+        enc.decode_single_token_bytes(999999999)
+    with pytest.raises(KeyError):  # also a KeyError, like a dict lookup
+        enc.decode([10**9])
+
+
+def test_special_tokens_decode_to_their_text(enc):
+    assert enc.decode([100257]) == "<|endoftext|>"
+    assert enc.decode_single_token_bytes(100276) == b"<|endofprompt|>"
+
+
+def test_decode_bad_errors_argument(enc):
+    with pytest.raises(ValueError, match="errors must be one of"):
+        enc.decode([1], errors="nope")
