@@ -6,8 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 import tokenforge
+
+# CI runs every property test on the same examples (no flaky landings); local runs explore.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

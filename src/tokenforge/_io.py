@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
+import shutil
 import tempfile
 from pathlib import Path
 from typing import IO, Iterator
@@ -33,12 +35,63 @@ def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         raise
 
 
+def atomic_write_files(contents: dict[Path, str]) -> None:
+    """Replace several text files together: all are written to temporary files
+    first, and if any rename fails the files already replaced are restored, so
+    a pair such as vocab.json + merges.txt never ends up half old, half new."""
+    temps: dict[Path, str] = {}
+    backups: dict[Path, str] = {}
+    replaced: list[Path] = []
+    try:
+        for path, text in contents.items():
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            temps[path] = tmp
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644)
+        for path in contents:
+            if path.exists():
+                # a hard link keeps the old file in place until the new one replaces it
+                bak = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.bak")
+                try:
+                    os.link(path, bak)
+                except OSError:  # no hard links on this file system
+                    shutil.copy2(path, bak)
+                backups[path] = bak
+        for path in contents:
+            os.replace(temps[path], path)
+            del temps[path]
+            replaced.append(path)
+    except BaseException:
+        for path in replaced:
+            bak = backups.get(path)
+            try:
+                if bak is None:
+                    os.unlink(path)
+                else:
+                    os.replace(bak, path)
+            except BaseException:
+                if bak is not None:  # renames keep failing: copy the old bytes back
+                    shutil.copyfile(bak, path)
+        for leftover in list(temps.values()) + list(backups.values()):
+            with contextlib.suppress(OSError):
+                os.unlink(leftover)
+        raise
+    for bak in backups.values():
+        with contextlib.suppress(OSError):
+            os.unlink(bak)
+
+
 def read_bytes(path: str | os.PathLike) -> bytes:
     """Read a whole file, turning OS errors into one clear tokenforge error."""
     try:
         return Path(path).read_bytes()
     except FileNotFoundError:
-        raise TokenizerFileNotFoundError(f"{path}: no such file") from None
+        exc = TokenizerFileNotFoundError(f"{path}: no such file")
+        exc.filename = str(path)
+        raise exc from None
     except IsADirectoryError:
         raise TokenizerFileNotFoundError(f"{path}: is a directory, expected a file") from None
     except OSError as exc:

@@ -476,7 +476,6 @@ class Tokenizer:
             self._decoder == other._decoder
             and self._pre == other._pre
             and self._specials.ids == other._specials.ids
-            and self._model.merges == other._model.merges
         )
 
     __hash__ = None  # type: ignore[assignment]

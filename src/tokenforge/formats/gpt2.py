@@ -15,7 +15,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from .. import bytelevel
-from .._io import atomic_write, read_text
+from .._io import atomic_write_files, read_text
 from ..errors import FileFormatError, SpecialTokenError
 from ..models.bpe import BPE
 
@@ -136,9 +136,9 @@ def save_gpt2(model: BPE, special_tokens: Mapping[str, int], directory: str | os
         if tok in vocab:
             raise FileFormatError(f"special token {tok!r} collides with an ordinary token in vocab.json form")
         vocab[tok] = i
-    with atomic_write(directory / "vocab.json") as f:
-        f.write(json.dumps(vocab, ensure_ascii=False))
-    with atomic_write(directory / "merges.txt") as f:
-        f.write("#version: 0.2\n")
-        for a, b in merges:
-            f.write(f"{bytelevel.encode_bytes(a)} {bytelevel.encode_bytes(b)}\n")
+    merges_text = "#version: 0.2\n" + "".join(
+        f"{bytelevel.encode_bytes(a)} {bytelevel.encode_bytes(b)}\n" for a, b in merges
+    )
+    atomic_write_files(
+        {directory / "vocab.json": json.dumps(vocab, ensure_ascii=False), directory / "merges.txt": merges_text}
+    )

@@ -80,7 +80,10 @@ def loads(text: str, path: object = "<native>") -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise FileFormatError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from None
     if not isinstance(doc, dict) or "format_version" not in doc:
-        raise FileFormatError("not a tokenforge file: no 'format_version' field", path=path)
+        hint = ""
+        if isinstance(doc, dict) and "model" in doc and ("added_tokens" in doc or "normalizer" in doc):
+            hint = " (it looks like an HF tokenizer.json, which this version of tokenforge does not read)"
+        raise FileFormatError(f"a JSON file without 'format_version': not a tokenforge file{hint}", path=path)
     if doc["format_version"] != FORMAT_VERSION:
         raise FileFormatError(
             f"format_version {doc['format_version']!r} is not supported (this tokenforge reads {FORMAT_VERSION})",

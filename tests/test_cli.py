@@ -1,0 +1,116 @@
+"""The tokenforge command: one subcommand per library call, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import tokenforge
+from tokenforge.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_train_without_arguments_uses_embedded_corpus(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "train", "--vocab-size", "600", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["vocab_size"] == 600
+    assert report["source"].startswith("embedded corpus")
+    assert len(report["longest_tokens"]) == 10
+    langs = {r["language"] for r in report["heldout"]}
+    assert {"English (en)", "Chinese (zh)", "Python code (code)"} <= langs
+    assert all(r["bytes_per_token"] > 1.0 for r in report["heldout"])
+    tok = tokenforge.load(tmp_path / "tokenizer.tokenforge.json")
+    assert len(tok) == 600 and tok.special_tokens == {"<|endoftext|>": 256}
+
+
+def test_train_report_is_readable_text(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "train", "--vocab-size", "400")
+    assert code == 0
+    assert "vocab size      400" in out
+    assert "10 longest tokens" in out and "bytes/token on held-out text" in out
+    assert "MB/s" in out
+
+
+def test_train_on_files_with_options(tmp_path, capsys):
+    src = tmp_path / "a.txt"
+    src.write_text("low lower lowest newer newest <|sep|> wider\n" * 30, encoding="utf-8")
+    out_path = tmp_path / "t.json"
+    code, out, err = run(
+        capsys, "train", str(src), "--vocab-size", "280", "--special", "<|sep|>", "--pattern", "cl100k",
+        "--out", str(out_path), "--workers", "1",
+    )
+    assert code == 0, err
+    tok = tokenforge.load(out_path)
+    assert tok.special_tokens == {"<|sep|>": 256}
+    assert tok.pre_tokenizer.name == "cl100k"
+
+
+def test_train_reports_early_stop(tmp_path, capsys):
+    src = tmp_path / "tiny.txt"
+    src.write_text("abc", encoding="utf-8")
+    code, out, _ = run(capsys, "train", str(src), "--vocab-size", "1000", "--out", str(tmp_path / "t.json"))
+    assert code == 0
+    assert "stopped early" in out
+
+
+def test_encode_and_decode_round_trip(capsys):
+    code, out, _ = run(capsys, "encode", "hello world", "-t", "cl100k_base", "--json")
+    assert code == 0 and json.loads(out) == [15339, 1917]
+    code, out, _ = run(capsys, "decode", "15339", "1917", "-t", "cl100k_base")
+    assert code == 0 and out == "hello world\n"
+
+
+def test_encode_file_and_specials(tmp_path, capsys):
+    f = tmp_path / "in.txt"
+    f.write_text("a<|endoftext|>b", encoding="utf-8")
+    code, out, err = run(capsys, "encode", "--file", str(f), "-t", "cl100k_base")
+    assert code == 1 and "special token '<|endoftext|>'" in err and "Traceback" not in err
+    code, out, _ = run(capsys, "encode", "--file", str(f), "-t", "cl100k_base", "--allowed-special", "all")
+    assert code == 0 and out.split() == ["64", "100257", "65"]
+    code, out, _ = run(capsys, "encode", "--file", str(f), "-t", "cl100k_base", "--ordinary-special")
+    assert code == 0 and "100257" not in out.split()
+
+
+def test_info_prints_sizes_specials_pattern_and_hashes(capsys):
+    code, out, _ = run(capsys, "info", "-t", "cl100k_base", "--json")
+    info = json.loads(out)
+    assert code == 0
+    assert info["tokens"] == 100261 and info["n_vocab"] == 100277
+    assert info["special_tokens"]["<|endoftext|>"] == 100257
+    assert info["pattern_name"] == "cl100k"
+    assert set(info["sha256"]) == {"pre_tokenizer", "model", "special_tokens", "decoder"}
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["decode", "99999999", "-t", "gpt2"], "unknown token id 99999999"),
+        (["decode", "12", "x", "-t", "gpt2"], "id 1 is 'x'"),
+        (["encode", "x", "-t", "/no/such/file"], "/no/such/file: no such file"),
+        (["train", "/no/such/corpus.txt"], "/no/such/corpus.txt"),
+        (["train", "--vocab-size", "100"], "smaller than the 256 byte tokens"),
+    ],
+)
+def test_errors_are_one_line_and_exit_non_zero(capsys, argv, needle):
+    code, out, err = run(capsys, *argv)
+    assert code == 1
+    assert needle in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_console_script_entry_point_runs():
+    out = subprocess.run(
+        [sys.executable, "-m", "tokenforge.cli", "encode", "hi", "-t", "gpt2"], capture_output=True, text=True
+    )
+    assert out.returncode == 0 and out.stdout.split() == ["5303"]

@@ -1,0 +1,27 @@
+"""The ``>>>`` examples in the docstrings run and give what they show."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "tokenforge",
+    "tokenforge.bytelevel",
+    "tokenforge.pretokenizers",
+    "tokenforge.models.bpe",
+    "tokenforge.tokenizer",
+    "tokenforge.decoders",
+    "tokenforge.encodings",
+    "tokenforge.trainers.bpe",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+    assert result.attempted > 0, f"{name} has no examples"

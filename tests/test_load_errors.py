@@ -1,0 +1,186 @@
+"""``tokenforge.load`` on things that are not (complete) tokenizer files."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+
+import pytest
+
+import tokenforge
+from tokenforge import FileFormatError, TokenforgeError, TokenizerFileNotFoundError
+
+
+def _raises_format_error(path, **kwargs) -> FileFormatError:
+    with pytest.raises(FileFormatError) as info:
+        tokenforge.load(path, **kwargs)
+    assert isinstance(info.value, TokenforgeError)
+    assert isinstance(info.value, ValueError)
+    return info.value
+
+
+# ------------------------------------------------------------ missing files
+
+
+@pytest.mark.parametrize("name", ["missing.json", "missing.tiktoken", "missing-vocab.json", "merges.txt", "no_suffix"])
+def test_missing_file_raises_file_not_found_naming_the_path(tmp_path, name):
+    path = tmp_path / name
+    with pytest.raises(TokenizerFileNotFoundError) as info:
+        tokenforge.load(path)
+    err = info.value
+    assert isinstance(err, FileNotFoundError)
+    assert isinstance(err, OSError)
+    assert isinstance(err, TokenforgeError)
+    assert str(path) in str(err)
+
+
+def test_missing_file_is_catchable_as_builtin_oserror(tmp_path):
+    with pytest.raises(OSError):
+        tokenforge.load(str(tmp_path / "nope.json"))
+
+
+def test_empty_directory_is_not_a_tokenizer(tmp_path):
+    with pytest.raises(TokenizerFileNotFoundError) as info:
+        tokenforge.load(tmp_path)
+    assert str(tmp_path) in str(info.value)
+    assert "vocab.json" in str(info.value)
+
+
+@pytest.mark.parametrize("present", ["merges.txt", "vocab.json"])
+def test_directory_with_only_one_gpt2_file_is_not_a_tokenizer(tmp_path, small_tokenizer, present):
+    small_tokenizer.save(str(tmp_path), format="gpt2")
+    missing = "vocab.json" if present == "merges.txt" else "merges.txt"
+    (tmp_path / missing).unlink()
+    with pytest.raises(TokenizerFileNotFoundError) as info:
+        tokenforge.load(tmp_path)
+    assert str(tmp_path) in str(info.value)
+
+
+@pytest.mark.parametrize("given, missing", [("vocab.json", "merges.txt"), ("merges.txt", "vocab.json")])
+def test_gpt2_file_without_its_partner_names_the_missing_file(tmp_path, small_tokenizer, given, missing):
+    small_tokenizer.save(str(tmp_path), format="gpt2")
+    (tmp_path / missing).unlink()
+    with pytest.raises(TokenizerFileNotFoundError) as info:
+        tokenforge.load(tmp_path / given)
+    assert str(tmp_path / missing) in str(info.value)
+
+
+def test_directory_with_hf_tokenizer_json_says_the_format_is_not_supported(tmp_path):
+    (tmp_path / "tokenizer.json").write_text(json.dumps({"version": "1.0", "model": {"type": "BPE"}}))
+    err = _raises_format_error(tmp_path)
+    assert "tokenizer.json" in str(err)
+    assert str(tmp_path) in str(err)
+
+
+# ------------------------------------------------------------ not a tokenizer
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("suffix", [".json", ".tiktoken", ".bin"])
+def test_random_binary_garbage_is_a_format_error(tmp_path, seed, suffix):
+    data = random.Random(seed).randbytes(4096)
+    path = tmp_path / f"garbage{suffix}"
+    path.write_bytes(data)
+    err = _raises_format_error(path, pattern="gpt2") if suffix == ".tiktoken" else _raises_format_error(path)
+    assert str(path) in str(err)
+
+
+def test_garbage_after_a_valid_looking_rank_line_names_the_line(tmp_path):
+    path = tmp_path / "x.tiktoken"
+    path.write_bytes(b"QQ== 0\n" + random.Random(7).randbytes(300).replace(b"\n", b"") + b"\n")
+    err = _raises_format_error(path, pattern="gpt2")
+    assert err.line == 2
+    assert f"{path}, line 2" in str(err)
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n  \n", b"hello world\n", b"\xef\xbb\xbf"])
+def test_empty_or_text_file_is_a_format_error(tmp_path, content):
+    path = tmp_path / "x.txt"
+    path.write_bytes(content)
+    err = _raises_format_error(path)
+    assert str(path) in str(err)
+
+
+HF_LIKE = {
+    "version": "1.0",
+    "truncation": None,
+    "padding": None,
+    "added_tokens": [{"id": 0, "content": "<|endoftext|>", "special": True}],
+    "normalizer": None,
+    "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False},
+    "model": {"type": "BPE", "vocab": {"a": 1, "b": 2, "ab": 3}, "merges": ["a b"]},
+    "decoder": {"type": "ByteLevel"},
+}
+
+
+@pytest.mark.parametrize("name", ["tokenizer.json", "model.json"])
+def test_hf_tokenizer_json_like_file_says_format_version_is_missing(tmp_path, name):
+    path = tmp_path / name
+    path.write_text(json.dumps(HF_LIKE, indent=2))
+    err = _raises_format_error(path)
+    assert "format_version" in str(err)
+    assert str(path) in str(err)
+
+
+def test_real_hf_tokenizer_json_says_format_version_is_missing(shared_data):
+    path = shared_data / "vocab" / "hf" / "gpt2_tokenizer.json"
+    if not path.is_file():
+        pytest.skip(f"{path} is missing")
+    err = _raises_format_error(path)
+    assert "format_version" in str(err)
+    assert str(path) in str(err)
+
+
+@pytest.mark.parametrize("doc", [[], [1, 2], "format_version", 1, None], ids=repr)
+def test_json_that_is_not_an_object_is_a_format_error(tmp_path, doc):
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(doc))
+    err = _raises_format_error(path)
+    assert str(path) in str(err)
+
+
+def test_native_file_without_format_version_says_so(tmp_path, small_tokenizer):
+    path = tmp_path / "tok.json"
+    small_tokenizer.save(str(path))
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    del doc["format_version"]
+    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    err = _raises_format_error(path)
+    assert "format_version" in str(err)
+    assert str(path) in str(err)
+
+
+def test_native_file_is_recognised_whatever_its_key_order(tmp_path, small_tokenizer):
+    """JSON key order carries no meaning: a native file re-dumped with "format_version"
+    after the (large) model must still load."""
+    path = tmp_path / "tok.json"
+    small_tokenizer.save(str(path))
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    reordered = {k: doc[k] for k in ("model", "sha256", "name", "pre_tokenizer", "special_tokens", "decoder")}
+    reordered["format_version"] = doc["format_version"]
+    path.write_text(json.dumps(reordered, indent=2), encoding="utf-8")
+    assert tokenforge.load(path) == small_tokenizer
+
+
+def test_native_file_with_leading_whitespace_loads(tmp_path, small_tokenizer):
+    path = tmp_path / "tok.json"
+    small_tokenizer.save(str(path))
+    path.write_bytes(b"\n" * 3 + path.read_bytes())
+    assert tokenforge.load(path) == small_tokenizer
+
+
+def test_native_file_refuses_pattern_and_special_tokens_overrides(tmp_path, small_tokenizer):
+    path = tmp_path / "tok.json"
+    small_tokenizer.save(str(path))
+    for kwargs in ({"pattern": "cl100k"}, {"special_tokens": ["<|x|>"]}):
+        err = _raises_format_error(path, **kwargs)
+        assert str(path) in str(err)
+
+
+def test_unknown_save_format_is_rejected_before_writing(tmp_path, small_tokenizer):
+    with pytest.raises(ValueError) as info:
+        small_tokenizer.save(str(tmp_path / "x"), format="hf")
+    for fmt in ("tokenforge", "tiktoken", "gpt2"):
+        assert fmt in str(info.value)
+    assert os.listdir(tmp_path) == []
