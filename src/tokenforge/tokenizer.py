@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from . import bytelevel
+from . import _native, bytelevel
 from .decoders import StreamDecoder, bytes_to_text, check_errors
 from .errors import EncodeInputError, SpecialTokenError, UnknownIdError, UnknownTokenError
 from .models.bpe import BPE
@@ -55,7 +55,9 @@ class Tokenizer:
     [100257]
     """
 
-    __slots__ = ("_model", "_pre", "_specials", "_name", "_decoder", "_cache", "__weakref__")
+    __slots__ = (
+        "_model", "_pre", "_specials", "_name", "_decoder", "_cache", "_core", "_native_split", "_backend", "__weakref__"
+    )
 
     def __init__(
         self,
@@ -64,6 +66,7 @@ class Tokenizer:
         pre_tokenizer: RegexSplit | str | None = "gpt2",
         special_tokens: Mapping[str, int] | None = None,
         name: str | None = None,
+        backend: str = "auto",
     ) -> None:
         if not isinstance(model, BPE):
             raise TypeError(f"model must be a tokenforge BPE model, got {type(model).__name__}")
@@ -83,6 +86,15 @@ class Tokenizer:
         self._name = name
         self._decoder = decoder
         self._cache: dict[str, tuple[int, ...]] = {}
+        self._backend = backend
+        native = _native.core(backend)
+        self._core = None
+        if native is not None:
+            scanner = -1
+            if pre_tokenizer is not None and pre_tokenizer.name in _native.SCANNERS:
+                scanner = _native.SCANNERS[pre_tokenizer.name]
+            self._core = native.CoreBPE(dict(model.ranks), decoder, scanner)
+            self._native_split = scanner >= 0
 
     # ------------------------------------------------------------------ info
     @property
@@ -327,13 +339,18 @@ class Tokenizer:
         if not text:
             return
         model = self._model
+        core = self._core
+        if core is not None and self._native_split:
+            out.extend(core.encode_ordinary(text))
+            return
         if self._pre is None:
-            out.extend(model.encode_piece(text.encode("utf-8")))
+            data = text.encode("utf-8")
+            out.extend(core.encode_piece(data) if core is not None else model.encode_piece(data))
             return
         cache = self._cache
         cache_get = cache.get
         ranks_get = model._ranks.get
-        encode_piece = model.encode_piece
+        encode_piece = model.encode_piece if core is None else core.encode_piece
         append = out.append
         extend = out.extend
         for piece in self._pre.split(text):
@@ -375,6 +392,12 @@ class Tokenizer:
         """Concatenated bytes of ``ids`` (special tokens as their UTF-8 strings)."""
         decoder = self._decoder
         ids = ids if isinstance(ids, (list, tuple)) else list(ids)
+        if self._core is not None:
+            try:
+                return self._core.decode_bytes(ids)
+            except LookupError as exc:
+                pos = exc.args[0]
+                raise UnknownIdError(self._unknown_id_message(ids[pos], pos)) from None
         try:
             return b"".join([decoder[i] for i in ids])
         except (KeyError, TypeError):
@@ -459,6 +482,7 @@ class Tokenizer:
                 None if self._pre is None else self._pre.to_dict(),
                 dict(self._specials.ids),
                 self._name,
+                self._backend,
             ),
         )
 
@@ -481,8 +505,10 @@ class Tokenizer:
     __hash__ = None  # type: ignore[assignment]
 
 
-def _rebuild(vocab, merges, pre, specials, name) -> Tokenizer:
-    return Tokenizer(BPE(vocab, merges), pre_tokenizer=pre_tokenizer_from_dict(pre), special_tokens=specials, name=name)
+def _rebuild(vocab, merges, pre, specials, name, backend="auto") -> Tokenizer:
+    return Tokenizer(
+        BPE(vocab, merges), pre_tokenizer=pre_tokenizer_from_dict(pre), special_tokens=specials, name=name, backend=backend
+    )
 
 
 def _check_text(text: object) -> None:

@@ -35,6 +35,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from .. import _native
 from ..errors import SpecialTokenError, TrainingError
 from ..models.bpe import BPE
 from ..pretokenizers import RegexSplit
@@ -77,6 +78,7 @@ def learn_merges(
     num_merges: int,
     progress: Callable[[int], None] | None = None,
     tie_break: str = "bytes",
+    backend: str = "auto",
 ) -> list[tuple[bytes, bytes]]:
     """Learn up to ``num_merges`` merges from ``{pre_token_bytes: count}``.
 
@@ -87,8 +89,22 @@ def learn_merges(
 
     >>> learn_merges({b"aaabdaaabac": 1}, 3)
     [(b'a', b'a'), (b'aa', b'a'), (b'aaa', b'b')]
+
+    With the native core (the default when it is built) the loop runs in C++
+    with 64-bit counts; ``backend="python"`` runs the reference below. Both
+    give the same merges.
     """
     order = _byte_order(tie_break)
+    native = _native.core(backend)
+    if native is not None:
+        words = list(word_counts)
+        merged = native.learn_merges(words, [word_counts[w] for w in words], max(num_merges, 0), order)
+        tokens = [bytes([i]) for i in range(256)]
+        for a, b in merged:
+            tokens.append(tokens[a] + tokens[b])
+        if progress:
+            progress(len(merged))
+        return [(tokens[a], tokens[b]) for a, b in merged]
     tokens: list[bytes] = [bytes([i]) for i in range(256)]
     keys: list[bytes] = [_tie_key(t, order) for t in tokens]
     words: list[list[int]] = []
@@ -207,8 +223,10 @@ class BPETrainer:
         errors: str = "strict",
         show_progress: bool | None = None,
         tie_break: str = "bytes",
+        backend: str = "auto",
     ) -> None:
         _byte_order(tie_break)  # validate early
+        _native.core(backend)  # validate early
         if isinstance(special_tokens, str):
             raise SpecialTokenError("special_tokens must be a list of strings, not one string")
         specials = list(special_tokens)
@@ -235,6 +253,7 @@ class BPETrainer:
         self.errors = errors
         self.show_progress = show_progress
         self.tie_break = tie_break
+        self.backend = backend
         self.last_report: TrainReport | None = None
 
     @property
@@ -258,6 +277,7 @@ class BPETrainer:
                 workers=self.workers,
                 errors=self.errors,
                 progress=bar,
+                backend=self.backend,
             )
         return self._finish(counts, total, time.perf_counter() - t0)
 
@@ -273,7 +293,7 @@ class BPETrainer:
             if not isinstance(text, str):
                 raise TrainingError(f"training text {n} is {type(text).__name__}, expected str")
             total += len(text.encode("utf-8", "surrogatepass"))
-            counts.update(count_text(text, self.pre_tokenizer, pattern))
+            counts.update(count_text(text, self.pre_tokenizer, pattern, self.backend))
         return self._finish(counts, total, time.perf_counter() - t0)
 
     def _finish(self, counts: Mapping[bytes, int], total: int, counting_seconds: float) -> "Tokenizer":
@@ -281,7 +301,7 @@ class BPETrainer:
 
         t1 = time.perf_counter()
         with _progress(self.show_progress, self.num_merges, "merge", " merges") as bar:
-            merges = learn_merges(counts, self.num_merges, bar, self.tie_break)
+            merges = learn_merges(counts, self.num_merges, bar, self.tie_break, self.backend)
         merging_seconds = time.perf_counter() - t1
         n_special = len(self.special_tokens)
         vocab = {i: bytes([i]) for i in range(256)}
@@ -296,7 +316,7 @@ class BPETrainer:
             counting_seconds=counting_seconds,
             merging_seconds=merging_seconds,
         )
-        return Tokenizer(BPE(vocab, merges), pre_tokenizer=self.pre_tokenizer, special_tokens=specials)
+        return Tokenizer(BPE(vocab, merges), pre_tokenizer=self.pre_tokenizer, special_tokens=specials, backend=self.backend)
 
 
 class _progress:
@@ -336,6 +356,7 @@ def train_bpe(
     errors: str = "strict",
     show_progress: bool | None = None,
     tie_break: str = "bytes",
+    backend: str = "auto",
 ) -> "Tokenizer":
     """Train a byte-level BPE tokenizer on text files. See :class:`BPETrainer`."""
     trainer = BPETrainer(
@@ -346,6 +367,7 @@ def train_bpe(
         errors=errors,
         show_progress=show_progress,
         tie_break=tie_break,
+        backend=backend,
     )
     return trainer.train(files)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import regex
 
+from .. import _native
 from ..errors import TokenizerFileNotFoundError, TrainingError
 from ..pretokenizers import RegexSplit
 from ..specials import special_regex
@@ -114,9 +115,18 @@ def plan_ranges(path: Path, specials: Sequence[bytes], spaces_ok: bool, chunk_by
     return ranges
 
 
-def count_text(text: str, pre: RegexSplit | None, special_pattern: "regex.Pattern[str] | None") -> Counter:
-    """Count the pre-tokens of ``text`` (specials removed), as UTF-8 bytes."""
+def count_text(
+    text: str, pre: RegexSplit | None, special_pattern: "regex.Pattern[str] | None", backend: str = "auto"
+) -> Counter:
+    """Count the pre-tokens of ``text`` (specials removed), as UTF-8 bytes.
+
+    Named patterns use the native scanners when the core is built; the result
+    is the same as splitting with the ``regex`` module.
+    """
     segments = special_pattern.split(text) if special_pattern is not None else [text]
+    native = _native.core(backend)
+    if native is not None and pre is not None and pre.name in _native.SCANNERS:
+        return Counter(native.count_pieces([s for s in segments if s], _native.SCANNERS[pre.name]))
     counts: Counter = Counter()
     for seg in segments:
         if not seg:
@@ -129,7 +139,7 @@ def count_text(text: str, pre: RegexSplit | None, special_pattern: "regex.Patter
 
 
 def _count_range(args) -> tuple[Counter, int]:
-    path, start, end, pre_dict, specials, errors = args
+    path, start, end, pre_dict, specials, errors, backend = args
     from ..pretokenizers import pre_tokenizer_from_dict
 
     pre = pre_tokenizer_from_dict(pre_dict)
@@ -146,7 +156,7 @@ def _count_range(args) -> tuple[Counter, int]:
             f"{path}, line {line}: not valid UTF-8 at byte {start + exc.start} ({exc.reason}); "
             "pass errors='replace' or errors='ignore' to train anyway"
         ) from None
-    return count_text(text, pre, special_regex(specials)), end - start
+    return count_text(text, pre, special_regex(specials), backend), end - start
 
 
 def count_files(
@@ -158,6 +168,7 @@ def count_files(
     errors: str = "strict",
     progress: Callable[[int], None] | None = None,
     chunk_bytes: int = CHUNK_BYTES,
+    backend: str = "auto",
 ) -> Counter:
     """Count pre-tokens over files, in parallel worker processes.
 
@@ -177,7 +188,7 @@ def count_files(
             ranges = [(0, path.stat().st_size)]  # without a split pattern the whole file is one piece
         else:
             ranges = plan_ranges(path, specials_b, spaces_ok, chunk_bytes)
-        tasks.extend((str(path), s, e, pre_dict, tuple(special_tokens), errors) for s, e in ranges)
+        tasks.extend((str(path), s, e, pre_dict, tuple(special_tokens), errors, backend) for s, e in ranges)
     if workers is None:
         workers = os.cpu_count() or 1
     total: Counter = Counter()

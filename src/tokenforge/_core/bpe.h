@@ -1,0 +1,132 @@
+// Byte-level BPE by rank: a read-only vocabulary and the merge loops.
+//
+// Performance notes.
+// * Token bytes live in one arena; an open-addressing table maps them to ranks.
+//   The parts of a piece are always contiguous in the piece, so looking up the
+//   merge of two parts is a lookup of a sub-span: no copies, no allocation.
+// * A piece that is a token is one lookup. Most pieces of natural text are.
+// * Short pieces merge with the array scan (O(m^2), but m is tiny and the data
+//   stays in registers/L1). Long pieces (a run of a million spaces is one
+//   piece) use a linked list and a binary heap with lazy deletion: O(m log m),
+//   so worst-case inputs stay near-linear.
+// * Nothing here is mutable after construction, so one Vocab is shared by all
+//   threads without locks; caches are per call or per thread.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace tf {
+
+inline uint64_t hash_bytes(const uint8_t* p, size_t n) {
+  // FNV-1a over 8-byte words, then a final avalanche: fast for short keys.
+  uint64_t h = 0xcbf29ce484222325ull ^ (n * 0x9E3779B97F4A7C15ull);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, p + i, n - i);
+  h = (h ^ tail) * 0x100000001b3ull;
+  h ^= h >> 32;
+  h *= 0xd6e8feb86659fd93ull;
+  h ^= h >> 32;
+  return h;
+}
+
+class Vocab {
+ public:
+  static constexpr uint32_t NONE = 0xFFFFFFFFu;
+
+  void add(const uint8_t* p, size_t n, uint32_t rank) {
+    Entry e{(uint32_t)arena_.size(), (uint32_t)n, rank};
+    arena_.insert(arena_.end(), p, p + n);
+    entries_.push_back(e);
+  }
+  // Call once after all add()s.
+  void finish() {
+    size_t cap = 16;
+    while (cap < entries_.size() * 2 + 16) cap <<= 1;
+    slots_.assign(cap, Slot{NONE, 0});
+    mask_ = cap - 1;
+    rank2_.assign(65536, NONE);
+    for (auto& r : rank1_) r = NONE;
+    for (uint32_t k = 0; k < entries_.size(); ++k) {
+      const Entry& e = entries_[k];
+      const uint8_t* p = arena_.data() + e.off;
+      uint64_t h = hash_bytes(p, e.len);
+      size_t i = h & mask_;
+      while (slots_[i].idx != NONE) i = (i + 1) & mask_;
+      slots_[i] = Slot{k, (uint32_t)(h >> 32)};
+      if (e.len == 1 && (rank1_[p[0]] == NONE || e.rank < rank1_[p[0]])) rank1_[p[0]] = e.rank;
+      if (e.len == 2) {
+        uint32_t& r2 = rank2_[(size_t)p[0] << 8 | p[1]];
+        if (r2 == NONE || e.rank < r2) r2 = e.rank;
+      }
+    }
+    max_len_ = 0;
+    for (auto& e : entries_) max_len_ = std::max<size_t>(max_len_, e.len);
+    // Keys in the table may repeat with different ranks only if the caller added
+    // duplicates; rank() then returns the first one probed, so callers add each key once.
+  }
+  inline uint32_t byte_rank(uint8_t b) const { return rank1_[b]; }
+  inline uint32_t rank(const uint8_t* p, size_t n) const {
+    if (n == 1) return rank1_[p[0]];
+    if (n == 2) return rank2_[(size_t)p[0] << 8 | p[1]];
+    if (n > max_len_) return NONE;
+    uint64_t h = hash_bytes(p, n);
+    uint32_t tag = (uint32_t)(h >> 32);
+    size_t i = h & mask_;
+    for (;;) {
+      const Slot& sl = slots_[i];
+      if (sl.idx == NONE) return NONE;
+      if (sl.tag == tag) {
+        const Entry& e = entries_[sl.idx];
+        if (e.len == n && equal(arena_.data() + e.off, p, n)) return e.rank;
+      }
+      i = (i + 1) & mask_;
+    }
+  }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    uint32_t off, len, rank;
+  };
+  std::vector<uint8_t> arena_;
+  std::vector<Entry> entries_;
+  struct Slot {
+    uint32_t idx, tag;
+  };
+  static inline bool equal(const uint8_t* a, const uint8_t* b, size_t n) {
+    if (n <= 16) {
+      uint64_t x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+      size_t k = n < 8 ? n : 8;
+      std::memcpy(&x0, a, k);
+      std::memcpy(&y0, b, k);
+      if (n > 8) {
+        std::memcpy(&x1, a + 8, n - 8);
+        std::memcpy(&y1, b + 8, n - 8);
+      }
+      return x0 == y0 && x1 == y1;
+    }
+    return std::memcmp(a, b, n) == 0;
+  }
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> rank2_;
+  uint32_t rank1_[256];
+  size_t mask_ = 0;
+  size_t max_len_ = 0;
+};
+
+constexpr size_t SHORT_PIECE = 32;
+
+// Appends the ids of piece p[0:n] (n >= 1) to out.
+void bpe_encode_piece(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>& out);
+
+}  // namespace tf

@@ -1,0 +1,408 @@
+// The thin CPython binding of tokenforge's native core.
+//
+// One immutable type, CoreBPE: a vocabulary (token bytes -> rank), a decoder
+// (id -> bytes, special tokens included) and one of the named scanners. Every
+// hot loop runs with the GIL released; errors become Python exceptions, and
+// C++ exceptions (std::bad_alloc) never cross the boundary, so the process is
+// never aborted. Policy (special tokens, custom patterns, files) stays in
+// Python.
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <atomic>
+#include <cstring>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bpe.h"
+#include "scan.h"
+#include "train.h"
+
+namespace {
+
+using tf::Pattern;
+using tf::Vocab;
+
+// Per-call memo of pieces that needed merging: piece bytes -> ids. Direct-mapped,
+// keys and ids in two flat arenas, so a miss costs one probe and a put no malloc.
+class PieceCache {
+ public:
+  explicit PieceCache(size_t cap_pow2 = 1 << 13) : slots_(cap_pow2), mask_(cap_pow2 - 1) {}
+  bool get(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out) const {
+    const Slot& s = slots_[h & mask_];
+    if (s.hash != h || s.key_len != n || std::memcmp(keys_.data() + s.key_off, p, n) != 0) return false;
+    out.insert(out.end(), ids_.begin() + s.ids_off, ids_.begin() + s.ids_off + s.ids_len);
+    return true;
+  }
+  void put(const uint8_t* p, size_t n, uint64_t h, const uint32_t* ids, size_t k) {
+    if (keys_.size() + n > (1u << 22) || ids_.size() + k > (1u << 20)) {  // bounded: start over
+      keys_.clear();
+      ids_.clear();
+      for (auto& s : slots_) s.hash = 0;
+    }
+    Slot& s = slots_[h & mask_];
+    s.hash = h;
+    s.key_off = (uint32_t)keys_.size();
+    s.key_len = (uint32_t)n;
+    s.ids_off = (uint32_t)ids_.size();
+    s.ids_len = (uint32_t)k;
+    keys_.insert(keys_.end(), p, p + n);
+    ids_.insert(ids_.end(), ids, ids + k);
+  }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t key_off = 0, key_len = 0, ids_off = 0, ids_len = 0;
+  };
+  std::vector<Slot> slots_;
+  size_t mask_;
+  std::vector<uint8_t> keys_;
+  std::vector<uint32_t> ids_;
+};
+
+constexpr size_t CACHE_MAX_PIECE = 64;
+
+void encode_text(const Vocab& v, Pattern pat, const uint8_t* s, size_t n, std::vector<uint32_t>& out,
+                 PieceCache& cache) {
+  tf::Text t{s, n};
+  size_t i = 0;
+  while (i < n) {
+    size_t e = tf::next_piece(pat, t, i);
+    if (e <= i) e = i + 1;  // cannot happen; guards against an infinite loop
+    const uint8_t* p = s + i;
+    size_t m = e - i;
+    uint32_t r = v.rank(p, m);
+    if (r != Vocab::NONE) {
+      out.push_back(r);
+    } else if (m <= CACHE_MAX_PIECE) {
+      uint64_t h = tf::hash_bytes(p, m) | 1;
+      if (!cache.get(p, m, h, out)) {
+        size_t before = out.size();
+        tf::bpe_encode_piece(v, p, m, out);
+        cache.put(p, m, h, out.data() + before, out.size() - before);
+      }
+    } else {
+      tf::bpe_encode_piece(v, p, m, out);
+    }
+    i = e;
+  }
+}
+
+struct CoreBPE {
+  PyObject_HEAD
+  Vocab* vocab;
+  std::vector<std::string>* decoder;  // id -> bytes ("" = no token)
+  std::vector<uint8_t>* has_id;
+  int pattern;
+};
+
+PyObject* list_from_ids(const std::vector<uint32_t>& ids) {
+  PyObject* list = PyList_New((Py_ssize_t)ids.size());
+  if (!list) return nullptr;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    PyObject* o = PyLong_FromUnsignedLong(ids[k]);
+    if (!o) { Py_DECREF(list); return nullptr; }
+    PyList_SET_ITEM(list, (Py_ssize_t)k, o);
+  }
+  return list;
+}
+
+int CoreBPE_init(CoreBPE* self, PyObject* args, PyObject* kwds) {
+  static const char* kwlist[] = {"ranks", "decoder", "pattern", nullptr};
+  PyObject *ranks, *decoder;
+  int pattern;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!i", (char**)kwlist, &PyDict_Type, &ranks, &PyDict_Type,
+                                   &decoder, &pattern))
+    return -1;
+  if (pattern < -1 || pattern > 4) {
+    PyErr_Format(PyExc_ValueError, "unknown scanner %d", pattern);
+    return -1;
+  }
+  if (self->vocab) return 0;  // immutable: a second __init__ changes nothing
+  try {
+    auto* v = new Vocab();
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(ranks, &pos, &key, &value)) {
+      if (!PyBytes_Check(key)) { delete v; PyErr_SetString(PyExc_TypeError, "ranks keys must be bytes"); return -1; }
+      unsigned long r = PyLong_AsUnsignedLong(value);
+      if (PyErr_Occurred() || r >= 0xFFFFFFFFul) {
+        delete v;
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_OverflowError, "rank does not fit in 32 bits");
+        return -1;
+      }
+      v->add((const uint8_t*)PyBytes_AS_STRING(key), (size_t)PyBytes_GET_SIZE(key), (uint32_t)r);
+    }
+    v->finish();
+    auto* dec = new std::vector<std::string>();
+    auto* has = new std::vector<uint8_t>();
+    pos = 0;
+    while (PyDict_Next(decoder, &pos, &key, &value)) {
+      unsigned long id = PyLong_AsUnsignedLong(key);
+      if (PyErr_Occurred() || id >= 0xFFFFFFFFul || !PyBytes_Check(value)) {
+        delete v; delete dec; delete has;
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "decoder must map int ids to bytes");
+        return -1;
+      }
+      if (id >= dec->size()) { dec->resize(id + 1); has->resize(id + 1, 0); }
+      (*dec)[id].assign(PyBytes_AS_STRING(value), (size_t)PyBytes_GET_SIZE(value));
+      (*has)[id] = 1;
+    }
+    self->vocab = v;
+    self->decoder = dec;
+    self->has_id = has;
+    self->pattern = pattern;
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  return 0;
+}
+
+void CoreBPE_dealloc(CoreBPE* self) {
+  delete self->vocab;
+  delete self->decoder;
+  delete self->has_id;
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+bool ready(CoreBPE* self) {
+  if (!self->vocab) {
+    PyErr_SetString(PyExc_ValueError, "CoreBPE is not initialised");
+    return false;
+  }
+  return true;
+}
+
+bool need_scanner(CoreBPE* self) {
+  if (!ready(self)) return false;
+  if (self->pattern < 0) {
+    PyErr_SetString(PyExc_ValueError, "this core has no native scanner (custom pattern)");
+    return false;
+  }
+  return true;
+}
+
+// encode_ordinary(text: str) -> list[int]
+PyObject* CoreBPE_encode_ordinary(CoreBPE* self, PyObject* arg) {
+  if (!need_scanner(self)) return nullptr;
+  Py_ssize_t n;
+  const char* s = PyUnicode_AsUTF8AndSize(arg, &n);
+  if (!s) return nullptr;  // TypeError, or UnicodeEncodeError for lone surrogates
+  std::vector<uint32_t> out;
+  bool oom = false;
+  Py_BEGIN_ALLOW_THREADS
+  try {
+    out.reserve((size_t)n / 3 + 16);
+    PieceCache cache;
+    encode_text(*self->vocab, (Pattern)self->pattern, (const uint8_t*)s, (size_t)n, out, cache);
+  } catch (const std::bad_alloc&) {
+    oom = true;
+  }
+  Py_END_ALLOW_THREADS
+  if (oom) return PyErr_NoMemory();
+  return list_from_ids(out);
+}
+
+// encode_ordinary_u32(text: str) -> bytes (native-endian uint32 ids, for numpy.frombuffer)
+PyObject* CoreBPE_encode_ordinary_u32(CoreBPE* self, PyObject* arg) {
+  if (!need_scanner(self)) return nullptr;
+  Py_ssize_t n;
+  const char* s = PyUnicode_AsUTF8AndSize(arg, &n);
+  if (!s) return nullptr;
+  std::vector<uint32_t> out;
+  bool oom = false;
+  Py_BEGIN_ALLOW_THREADS
+  try {
+    out.reserve((size_t)n / 3 + 16);
+    PieceCache cache;
+    encode_text(*self->vocab, (Pattern)self->pattern, (const uint8_t*)s, (size_t)n, out, cache);
+  } catch (const std::bad_alloc&) {
+    oom = true;
+  }
+  Py_END_ALLOW_THREADS
+  if (oom) return PyErr_NoMemory();
+  return PyBytes_FromStringAndSize((const char*)out.data(), (Py_ssize_t)(out.size() * sizeof(uint32_t)));
+}
+
+// encode_ordinary_batch(texts: list[str], num_threads: int) -> list[list[int]]
+PyObject* CoreBPE_encode_ordinary_batch(CoreBPE* self, PyObject* args) {
+  PyObject* texts;
+  int num_threads;
+  if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &texts, &num_threads)) return nullptr;
+  if (!need_scanner(self)) return nullptr;
+  Py_ssize_t count = PyList_GET_SIZE(texts);
+  std::vector<PyObject*> keep((size_t)count);
+  std::vector<std::pair<const char*, size_t>> items((size_t)count);
+  for (Py_ssize_t k = 0; k < count; ++k) {
+    PyObject* o = PyList_GET_ITEM(texts, k);
+    Py_ssize_t n;
+    const char* s = PyUnicode_AsUTF8AndSize(o, &n);
+    if (!s) {
+      for (Py_ssize_t j = 0; j < k; ++j) Py_DECREF(keep[(size_t)j]);
+      return nullptr;
+    }
+    Py_INCREF(o);
+    keep[(size_t)k] = o;
+    items[(size_t)k] = {s, (size_t)n};
+  }
+  std::vector<std::vector<uint32_t>> outs((size_t)count);
+  std::atomic<size_t> next{0};
+  std::atomic<bool> oom{false};
+  const Vocab& v = *self->vocab;
+  Pattern pat = (Pattern)self->pattern;
+  auto work = [&]() {
+    try {
+      PieceCache cache;
+      for (;;) {
+        size_t k = next.fetch_add(1);
+        if (k >= items.size()) break;
+        encode_text(v, pat, (const uint8_t*)items[k].first, items[k].second, outs[k], cache);
+      }
+    } catch (const std::bad_alloc&) {
+      oom = true;
+    }
+  };
+  Py_BEGIN_ALLOW_THREADS
+  size_t threads = (size_t)(num_threads < 1 ? 1 : num_threads);
+  if (threads > items.size()) threads = items.size() ? items.size() : 1;
+  std::vector<std::thread> pool;
+  try {
+    for (size_t k = 1; k < threads; ++k) pool.emplace_back(work);
+  } catch (...) {
+    // could not start a thread: the calling thread does all the work
+  }
+  work();
+  for (auto& th : pool) th.join();
+  Py_END_ALLOW_THREADS
+  for (PyObject* o : keep) Py_DECREF(o);
+  if (oom) return PyErr_NoMemory();
+  PyObject* result = PyList_New(count);
+  if (!result) return nullptr;
+  for (Py_ssize_t k = 0; k < count; ++k) {
+    PyObject* l = list_from_ids(outs[(size_t)k]);
+    if (!l) { Py_DECREF(result); return nullptr; }
+    PyList_SET_ITEM(result, k, l);
+  }
+  return result;
+}
+
+// encode_piece(piece: bytes) -> list[int]
+PyObject* CoreBPE_encode_piece(CoreBPE* self, PyObject* arg) {
+  if (!ready(self)) return nullptr;
+  if (!PyBytes_Check(arg)) { PyErr_SetString(PyExc_TypeError, "piece must be bytes"); return nullptr; }
+  Py_ssize_t n = PyBytes_GET_SIZE(arg);
+  std::vector<uint32_t> out;
+  if (n == 0) return list_from_ids(out);
+  try {
+    tf::bpe_encode_piece(*self->vocab, (const uint8_t*)PyBytes_AS_STRING(arg), (size_t)n, out);
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  }
+  return list_from_ids(out);
+}
+
+// split(text: str) -> list[str]: the scanner's pieces (for tests against the regex module)
+PyObject* CoreBPE_split(CoreBPE* self, PyObject* arg) {
+  if (!need_scanner(self)) return nullptr;
+  Py_ssize_t n;
+  const char* s = PyUnicode_AsUTF8AndSize(arg, &n);
+  if (!s) return nullptr;
+  tf::Text t{(const uint8_t*)s, (size_t)n};
+  PyObject* list = PyList_New(0);
+  if (!list) return nullptr;
+  size_t i = 0;
+  while (i < (size_t)n) {
+    size_t e = tf::next_piece((Pattern)self->pattern, t, i);
+    if (e <= i) e = i + 1;
+    PyObject* piece = PyUnicode_DecodeUTF8(s + i, (Py_ssize_t)(e - i), "strict");
+    if (!piece || PyList_Append(list, piece) < 0) { Py_XDECREF(piece); Py_DECREF(list); return nullptr; }
+    Py_DECREF(piece);
+    i = e;
+  }
+  return list;
+}
+
+// decode_bytes(ids: sequence of int) -> bytes; raises KeyError(position) on an unknown id
+PyObject* CoreBPE_decode_bytes(CoreBPE* self, PyObject* arg) {
+  if (!ready(self)) return nullptr;
+  PyObject* seq = PySequence_Fast(arg, "ids must be a sequence of ints");
+  if (!seq) return nullptr;
+  Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+  PyObject** items = PySequence_Fast_ITEMS(seq);
+  const auto& dec = *self->decoder;
+  const auto& has = *self->has_id;
+  size_t total = 0;
+  std::vector<uint32_t> ids((size_t)count);
+  for (Py_ssize_t k = 0; k < count; ++k) {
+    PyObject* o = items[k];
+    long long id = PyLong_Check(o) ? PyLong_AsLongLong(o) : -1;
+    if ((id == -1 && PyErr_Occurred()) || !PyLong_Check(o) || id < 0 || (unsigned long long)id >= has.size() ||
+        !has[(size_t)id]) {
+      PyErr_Clear();
+      Py_DECREF(seq);
+      PyObject* pos = PyLong_FromSsize_t(k);
+      if (pos) { PyErr_SetObject(PyExc_LookupError, pos); Py_DECREF(pos); }
+      return nullptr;
+    }
+    ids[(size_t)k] = (uint32_t)id;
+    total += dec[(size_t)id].size();
+  }
+  Py_DECREF(seq);
+  PyObject* out = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)total);
+  if (!out) return nullptr;
+  char* w = PyBytes_AS_STRING(out);
+  for (uint32_t id : ids) {
+    const std::string& b = dec[id];
+    std::memcpy(w, b.data(), b.size());
+    w += b.size();
+  }
+  return out;
+}
+
+PyMethodDef CoreBPE_methods[] = {
+    {"encode_ordinary", (PyCFunction)CoreBPE_encode_ordinary, METH_O, "Encode a str with the native scanner."},
+    {"encode_ordinary_u32", (PyCFunction)CoreBPE_encode_ordinary_u32, METH_O, "Encode to packed uint32 bytes."},
+    {"encode_ordinary_batch", (PyCFunction)CoreBPE_encode_ordinary_batch, METH_VARARGS, "Encode a list of str on threads."},
+    {"encode_piece", (PyCFunction)CoreBPE_encode_piece, METH_O, "Ids of one pre-token."},
+    {"split", (PyCFunction)CoreBPE_split, METH_O, "Pieces of the native scanner."},
+    {"decode_bytes", (PyCFunction)CoreBPE_decode_bytes, METH_O, "Concatenated bytes of ids."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyTypeObject CoreBPEType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+PyMethodDef module_methods[] = {
+    {"learn_merges", (PyCFunction)tf_learn_merges, METH_VARARGS, "Native BPE merge loop."},
+    {"count_pieces", (PyCFunction)tf_count_pieces, METH_VARARGS, "Count the scanner's pieces of UTF-8 bytes."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "tokenforge._core", "tokenforge's native core.", -1, module_methods};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit__core(void) {
+  CoreBPEType.tp_name = "tokenforge._core.CoreBPE";
+  CoreBPEType.tp_basicsize = sizeof(CoreBPE);
+  CoreBPEType.tp_flags = Py_TPFLAGS_DEFAULT;
+  CoreBPEType.tp_doc = "Immutable native BPE: vocabulary, decoder and scanner.";
+  CoreBPEType.tp_new = PyType_GenericNew;
+  CoreBPEType.tp_init = (initproc)CoreBPE_init;
+  CoreBPEType.tp_dealloc = (destructor)CoreBPE_dealloc;
+  CoreBPEType.tp_methods = CoreBPE_methods;
+  if (PyType_Ready(&CoreBPEType) < 0) return nullptr;
+  PyObject* m = PyModule_Create(&module_def);
+  if (!m) return nullptr;
+  Py_INCREF(&CoreBPEType);
+  if (PyModule_AddObject(m, "CoreBPE", (PyObject*)&CoreBPEType) < 0) {
+    Py_DECREF(&CoreBPEType);
+    Py_DECREF(m);
+    return nullptr;
+  }
+  PyModule_AddStringConstant(m, "UNICODE_SOURCE", tf_ucd::SOURCE);
+  return m;
+}
