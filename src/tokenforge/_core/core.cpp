@@ -375,7 +375,17 @@ PyMethodDef CoreBPE_methods[] = {
 
 PyTypeObject CoreBPEType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
+// class_table() -> bytes: the scanner's class bits of every code point, as native uint16.
+PyObject* tf_class_table(PyObject*, PyObject*) {
+  PyObject* out = PyBytes_FromStringAndSize(nullptr, 0x110000 * 2);
+  if (!out) return nullptr;
+  uint16_t* w = (uint16_t*)PyBytes_AS_STRING(out);
+  for (uint32_t cp = 0; cp < 0x110000; ++cp) w[cp] = tf::flags_of(cp);
+  return out;
+}
+
 PyMethodDef module_methods[] = {
+    {"class_table", (PyCFunction)tf_class_table, METH_NOARGS, "Unicode class bits of every code point."},
     {"learn_merges", (PyCFunction)tf_learn_merges, METH_VARARGS, "Native BPE merge loop."},
     {"count_pieces", (PyCFunction)tf_count_pieces, METH_VARARGS, "Count the scanner's pieces of UTF-8 bytes."},
     {nullptr, nullptr, 0, nullptr},

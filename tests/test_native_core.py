@@ -1,0 +1,212 @@
+"""The compiled core against its references: the regex module, the pure-Python
+twin of every algorithm, and tiktoken."""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from functools import lru_cache
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tokenforge
+from tokenforge import _native
+from tokenforge.pretokenizers import PATTERNS
+from tokenforge.trainers.bpe import _byte_order, learn_merges
+from tokenforge.trainers.counting import count_text
+
+from _tiktoken_ref import reference
+
+core = pytest.importorskip("tokenforge._core")
+NAMES = list(_native.SCANNERS)
+
+
+def scanner(name: str):
+    return core.CoreBPE({bytes([i]): i for i in range(256)}, {}, _native.SCANNERS[name])
+
+
+def test_unicode_tables_agree_with_the_regex_module_for_every_code_point():
+    table = array("H")
+    table.frombytes(core.class_table())
+    assert len(table) == 0x110000
+    cps = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    text = "".join(map(chr, cps))
+    for bit, cls in enumerate(["L", "N", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "WS"]):
+        pattern = r"\s" if cls == "WS" else r"\p{%s}" % cls
+        expected = {cps[m.start()] for m in regex.finditer(pattern, text)}
+        got = {c for c in cps if table[c] >> bit & 1}
+        assert got == expected, (cls, sorted(got ^ expected)[:10])
+
+
+# Every class the patterns distinguish, and the characters their rules single out.
+_ATOMS = list(
+    "aZxsStTdDmMlLvVeErRſǅʰ"  # Ll Lu, contraction letters in both cases, long s, Lt, Lm
+    "中文あア한ـא"  # Lo (CJK, kana, Hangul, tatweel (Lm), Hebrew)
+    "\u0301\u0308\u0903\u20dd"  # Mn Mc Me
+    "0129٣Ⅻ½"  # Nd, Arabic-Indic digit, Nl, No
+    " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2028\u3000"  # whitespace classes
+    "\x1c\x1f\x00\x7f"  # not \s in regex, though str.isspace says so for \x1c-\x1f
+    "'\"!?.,/-_()[]{}#@$%&*+=<>|\\~`^;:"  # punctuation and symbols, '/' (o200k), apostrophe
+    "🙂\u200d🏽🇯"  # emoji, ZWJ, modifier, regional indicator
+) + ["'s", "'S", "'ll", "'LL", "'Ve", "'re", "'ſ", "  ", "\r\n", " \n", "123456", "CamelCase", "HTTPServer"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_ATOMS), max_size=30).map("".join))
+def test_native_scanners_give_the_regex_module_pieces(text):
+    for name in NAMES:
+        assert scanner(name).split(text) == regex.findall(PATTERNS[name], text), name
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40))
+def test_native_scanners_on_arbitrary_unicode(text):
+    text = text.encode("utf-8", "replace").decode("utf-8")  # lone surrogates cannot be encoded
+    for name in NAMES:
+        assert scanner(name).split(text) == regex.findall(PATTERNS[name], text), name
+
+
+def test_native_scanners_on_real_text(shared_data):
+    import sysconfig
+    from pathlib import Path
+
+    texts = [(shared_data / "text" / f).read_text(encoding="utf-8") for f in
+             ["corpus.en", "german.txt", "botchan.txt", "hongloumeng.txt", "wagahaiwa_nekodearu.txt"]]
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    texts.append("".join((stdlib / f).read_text(encoding="utf-8") for f in ["textwrap.py", "json/decoder.py"]))
+    texts.append((shared_data / "text" / "parallel" / "udhr_articles_aligned.tsv").read_text(encoding="utf-8")[:400_000])
+    for text in texts:
+        for name in NAMES:
+            assert scanner(name).split(text) == regex.findall(PATTERNS[name], text), name
+
+
+@lru_cache(maxsize=None)
+def _pair(name: str):
+    base = tokenforge.get_encoding(name)
+    native = tokenforge.Tokenizer(base.model, pre_tokenizer=base.pre_tokenizer, special_tokens=base.special_tokens, backend="native")
+    python = tokenforge.Tokenizer(base.model, pre_tokenizer=base.pre_tokenizer, special_tokens=base.special_tokens, backend="python")
+    return native, python
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_ATOMS), max_size=40).map("".join), st.sampled_from(["gpt2", "cl100k_base", "o200k_base"]))
+def test_native_encode_equals_python_reference_and_tiktoken(text, name):
+    native, python = _pair(name)
+    ids = native.encode_ordinary(text)
+    assert ids == python.encode_ordinary(text) == reference(name).encode_ordinary(text)
+    assert native.decode_bytes(ids) == python.decode_bytes(ids) == text.encode("utf-8")
+
+
+WORST_CASES = {
+    "one letter": "x" * 200_000,
+    "spaces": " " * 200_000,
+    "digits": "1234567890" * 20_000,
+    "no spaces": "".join("abcdefghij"[(i * 7919) % 10] for i in range(200_000)),
+    "one CJK char": "龘" * 60_000,
+    "minified json": '{"a":[1,2,{"b":"c"}],"d":null}' * 6_000,
+    "newlines and spaces": "\n \n  \t" * 30_000,
+}
+
+
+@pytest.mark.parametrize("case", list(WORST_CASES))
+def test_worst_cases_equal_tiktoken(case):
+    text = WORST_CASES[case]
+    for name in ["gpt2", "cl100k_base", "o200k_base"]:
+        assert tokenforge.get_encoding(name).encode_ordinary(text) == reference(name).encode_ordinary(text)
+
+
+def test_custom_pattern_uses_native_merges_with_regex_split():
+    base = tokenforge.get_encoding("cl100k_base")
+    pat = r"\w+|\s+|[^\w\s]+"
+    native = tokenforge.Tokenizer(base.model, pre_tokenizer=pat, backend="native")
+    python = tokenforge.Tokenizer(base.model, pre_tokenizer=pat, backend="python")
+    text = "Custom patterns fall back to regex: x=1; y = [2, 3] 中文 🙂"
+    assert native.encode(text) == python.encode(text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_ATOMS), max_size=20).map("".join), max_size=12), st.integers(1, 4))
+def test_batch_on_threads_equals_one_by_one(texts, threads):
+    enc = tokenforge.get_encoding("o200k_base")
+    assert enc.encode_batch(texts, num_threads=threads, disallowed_special=()) == [
+        enc.encode_ordinary(t) for t in texts
+    ]
+
+
+def test_encode_to_numpy_matches_list():
+    np = pytest.importorskip("numpy")
+    enc = tokenforge.get_encoding("cl100k_base")
+    text = "numpy output 🙂 " * 100
+    arr = enc.encode_to_numpy(text)
+    assert arr.dtype == np.uint32 and arr.tolist() == enc.encode(text)
+    assert tokenforge.get_encoding("gpt2").encode_to_numpy(text, dtype="uint16").dtype == np.uint16
+    with pytest.raises(ValueError, match="uint16"):
+        enc.encode_to_numpy(text, dtype="uint16")
+    assert enc.encode_to_numpy("a\ud800b").tolist() == enc.encode("a\ud800b")
+
+
+# ---- training: native merge loop and counting equal the Python reference ----
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.dictionaries(st.text(st.sampled_from("abc"), min_size=1, max_size=8).map(str.encode), st.integers(1, 5), max_size=25),
+    st.integers(0, 30),
+    st.sampled_from(["bytes", "gpt2_unicode"]),
+)
+def test_native_merge_loop_equals_python_on_tie_heavy_corpora(counts, n, tie_break):
+    assert learn_merges(counts, n, tie_break=tie_break, backend="native") == learn_merges(
+        counts, n, tie_break=tie_break, backend="python"
+    )
+
+
+def test_native_training_equals_python_on_real_text(shared_data):
+    text = (shared_data / "text" / "tinystories_valid_sample.txt").read_text(encoding="utf-8")[:300_000]
+    text += (shared_data / "text" / "hongloumeng.txt").read_text(encoding="utf-8")[:60_000]
+    pre = tokenforge.RegexSplit("gpt2")
+    c_native = count_text(text, pre, None, "native")
+    c_python = count_text(text, pre, None, "python")
+    assert c_native == c_python
+    assert learn_merges(c_native, 1500, backend="native") == learn_merges(c_python, 1500, backend="python")
+
+
+def test_counts_beyond_32_bits_are_exact():
+    merges = learn_merges({b"ab": 2**40, b"bc": 2**40 - 1, b"cd": 3}, 2, backend="native")
+    assert merges == [(b"a", b"b"), (b"b", b"c")]
+
+
+# ---- the binding never crashes on bad calls ----
+
+
+def test_binding_rejects_bad_arguments_with_python_errors():
+    with pytest.raises(TypeError):
+        core.CoreBPE({"not bytes": 1}, {}, 0)
+    with pytest.raises(ValueError):
+        core.CoreBPE({}, {}, 99)
+    c = core.CoreBPE.__new__(core.CoreBPE)
+    with pytest.raises(ValueError, match="not initialised"):
+        c.encode_ordinary("x")
+    s = scanner("gpt2")
+    with pytest.raises(TypeError):
+        s.encode_ordinary(b"bytes")
+    with pytest.raises(UnicodeEncodeError):
+        s.encode_ordinary("\ud800")
+    with pytest.raises(LookupError):
+        s.decode_bytes([1, 2, 10**30])
+    with pytest.raises(LookupError):
+        s.decode_bytes([-1])
+    with pytest.raises(TypeError):
+        s.encode_piece("str")
+    assert s.encode_piece(b"") == []
+    with pytest.raises(ValueError):
+        core.learn_merges([b"ab"], [1, 2], 3, _byte_order("bytes"))
+    with pytest.raises(OverflowError):
+        core.learn_merges([b"ab"], [2**70], 3, _byte_order("bytes"))
+
+
+def test_native_core_is_the_default_backend():
+    assert tokenforge.get_encoding("gpt2")._core is not None or _native.core() is None
+    assert sys.modules.get("tokenforge._core") is core
