@@ -17,29 +17,91 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "scan.h"
 
 namespace tf_train {
 
-struct PairKeyHash {
-  size_t operator()(uint64_t k) const {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return (size_t)k;
-  }
-};
+inline uint64_t mix64(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ull;
+  k ^= k >> 33;
+  return k;
+}
 
 inline uint64_t pk(uint32_t a, uint32_t b) { return ((uint64_t)a << 32) | b; }
+
+// Everything the loop knows about one pair, in one open-addressing table:
+// its count, the last merge that touched it, and its list of holder words.
+struct PairInfo {
+  uint64_t key;
+  int64_t count;
+  uint32_t stamp;
+  uint32_t list;  // index into Merger::lists, or NONE
+};
+
+class PairTable {
+ public:
+  static constexpr uint64_t EMPTY = ~0ull;
+  static constexpr uint32_t NONE = ~0u;
+  PairTable() { slots_.assign(1 << 16, PairInfo{EMPTY, 0, NONE, NONE}); mask_ = slots_.size() - 1; }
+  PairInfo& get(uint64_t key) {
+    size_t i = mix64(key) & mask_;
+    for (;;) {
+      PairInfo& s = slots_[i];
+      if (s.key == key) return s;
+      if (s.key == EMPTY) {
+        if ((used_ + 1) * 2 > slots_.size()) { grow(); return get(key); }
+        ++used_;
+        s.key = key;
+        return s;
+      }
+      i = (i + 1) & mask_;
+    }
+  }
+  const PairInfo* find(uint64_t key) const {
+    size_t i = mix64(key) & mask_;
+    for (;;) {
+      const PairInfo& s = slots_[i];
+      if (s.key == key) return &s;
+      if (s.key == EMPTY) return nullptr;
+      i = (i + 1) & mask_;
+    }
+  }
+  template <class F>
+  void for_each(F f) const {
+    for (const auto& s : slots_)
+      if (s.key != EMPTY) f(s);
+  }
+
+ private:
+  void grow() {
+    std::vector<PairInfo> old;
+    old.swap(slots_);
+    slots_.assign(old.size() * 2, PairInfo{EMPTY, 0, NONE, NONE});
+    mask_ = slots_.size() - 1;
+    for (const auto& s : old) {
+      if (s.key == EMPTY) continue;
+      size_t i = mix64(s.key) & mask_;
+      while (slots_[i].key != EMPTY) i = (i + 1) & mask_;
+      slots_[i] = s;
+    }
+  }
+  std::vector<PairInfo> slots_;
+  size_t mask_;
+  size_t used_ = 0;
+};
 
 struct Merger {
   std::vector<std::string> keys;  // token id -> bytes mapped through `order`
   std::vector<std::vector<uint32_t>> words;
   std::vector<int64_t> freqs;
-  std::unordered_map<uint64_t, int64_t, PairKeyHash> counts;
-  std::unordered_map<uint64_t, std::vector<uint32_t>, PairKeyHash> where;
+  PairTable pairs;
+  std::vector<std::vector<uint32_t>> lists;  // holder words of a pair (may hold stale entries)
 
   struct Entry {
     int64_t count;
@@ -47,7 +109,7 @@ struct Merger {
   };
   struct Less {
     const std::vector<std::string>* keys;
-    // "a < b" = a has lower priority: smaller count, or on a tie the smaller pair
+    // "x < y" = x has lower priority: smaller count, or on a tie the smaller pair
     bool operator()(const Entry& x, const Entry& y) const {
       if (x.count != y.count) return x.count < y.count;
       int c = (*keys)[x.a].compare((*keys)[y.a]);
@@ -58,72 +120,83 @@ struct Merger {
     }
   };
 
+  void hold(PairInfo& info, uint32_t idx) {
+    if (info.list == PairTable::NONE) {
+      info.list = (uint32_t)lists.size();
+      lists.emplace_back();
+    }
+    auto& l = lists[info.list];
+    if (l.empty() || l.back() != idx) l.push_back(idx);
+  }
+
   std::vector<std::pair<uint32_t, uint32_t>> run(size_t num_merges) {
     for (uint32_t idx = 0; idx < words.size(); ++idx) {
       const auto& w = words[idx];
       for (size_t k = 0; k + 1 < w.size(); ++k) {
-        uint64_t p = pk(w[k], w[k + 1]);
-        counts[p] += freqs[idx];
-        auto& v = where[p];
-        if (v.empty() || v.back() != idx) v.push_back(idx);
+        PairInfo& info = pairs.get(pk(w[k], w[k + 1]));
+        info.count += freqs[idx];
+        hold(info, idx);
       }
     }
     std::vector<Entry> init;
-    init.reserve(counts.size());
-    for (auto& kv : counts) init.push_back(Entry{kv.second, (uint32_t)(kv.first >> 32), (uint32_t)kv.first});
+    pairs.for_each([&](const PairInfo& s) {
+      if (s.count > 0) init.push_back(Entry{s.count, (uint32_t)(s.key >> 32), (uint32_t)s.key});
+    });
     std::priority_queue<Entry, std::vector<Entry>, Less> heap(Less{&keys}, std::move(init));
 
     std::vector<std::pair<uint32_t, uint32_t>> merges;
-    std::unordered_map<uint64_t, int64_t, PairKeyHash> delta;
-    std::vector<std::pair<uint64_t, int64_t>> local;  // (pair, signed count) of one word
-    std::vector<uint32_t> out;
+    std::vector<uint64_t> touched;
+    uint32_t stamp = 0;
     while (merges.size() < num_merges && !heap.empty()) {
       Entry e = heap.top();
       heap.pop();
       uint64_t p = pk(e.a, e.b);
-      auto it = counts.find(p);
-      if (it == counts.end() || it->second != e.count) continue;  // stale
+      PairInfo* top = const_cast<PairInfo*>(pairs.find(p));
+      if (!top || top->count != e.count || e.count <= 0) continue;  // stale
       uint32_t a = e.a, b = e.b, nw = (uint32_t)keys.size();
       keys.push_back(keys[a] + keys[b]);
       merges.emplace_back(a, b);
-      delta.clear();
+      ++stamp;
+      touched.clear();
       std::vector<uint32_t> holders;
-      auto wit = where.find(p);
-      if (wit != where.end()) { holders.swap(wit->second); where.erase(wit); }
+      if (top->list != PairTable::NONE) holders.swap(lists[top->list]);
+      auto change = [&](uint32_t x, uint32_t y, int64_t d, uint32_t idx) {
+        PairInfo& info = pairs.get(pk(x, y));
+        info.count += d;
+        if (d > 0) hold(info, idx);
+        if (info.stamp != stamp) { info.stamp = stamp; touched.push_back(info.key); }
+      };
       for (uint32_t idx : holders) {
         auto& w = words[idx];
-        out.clear();
-        bool found = false;
-        for (size_t k = 0; k < w.size();) {
-          if (k + 1 < w.size() && w[k] == a && w[k + 1] == b) { out.push_back(nw); k += 2; found = true; }
-          else { out.push_back(w[k]); ++k; }
-        }
-        if (!found) continue;
         int64_t f = freqs[idx];
-        local.clear();
-        for (size_t k = 0; k + 1 < w.size(); ++k) local.emplace_back(pk(w[k], w[k + 1]), -1);
-        for (size_t k = 0; k + 1 < out.size(); ++k) local.emplace_back(pk(out[k], out[k + 1]), +1);
-        std::sort(local.begin(), local.end());
-        for (size_t k = 0; k < local.size();) {
-          size_t j = k;
-          int64_t olds = 0, news = 0;
-          while (j < local.size() && local[j].first == local[k].first) {
-            (local[j].second < 0 ? olds : news) += 1;
-            ++j;
+        size_t n = w.size(), out = 0;
+        for (size_t k = 0; k < n;) {
+          if (k + 1 < n && w[k] == a && w[k + 1] == b) {
+            if (out > 0) {  // left neighbour: the symbol already written (maybe a new token)
+              uint32_t prev = w[out - 1];
+              change(prev, a, -f, idx);
+              change(prev, nw, +f, idx);
+            }
+            if (k + 2 < n) {  // right neighbour: the original next symbol
+              uint32_t next = w[k + 2];
+              change(b, next, -f, idx);
+              change(nw, next, +f, idx);
+            }
+            w[out++] = nw;
+            k += 2;
+          } else {
+            w[out++] = w[k++];
           }
-          if (news != olds) delta[local[k].first] += (news - olds) * f;
-          if (news > 0 && olds == 0) where[local[k].first].push_back(idx);
-          k = j;
         }
-        w.swap(out);
+        w.resize(out);
       }
-      for (auto& kv : delta) {
-        if (kv.second == 0) continue;
-        int64_t c = (counts[kv.first] += kv.second);
-        if (c > 0) heap.push(Entry{c, (uint32_t)(kv.first >> 32), (uint32_t)kv.first});
-        else counts.erase(kv.first);
+      // The merged pair is gone everywhere.
+      PairInfo& gone = pairs.get(p);
+      gone.count = 0;
+      for (uint64_t key : touched) {
+        const PairInfo* info = pairs.find(key);
+        if (key != p && info->count > 0) heap.push(Entry{info->count, (uint32_t)(key >> 32), (uint32_t)key});
       }
-      counts.erase(p);
     }
     return merges;
   }
