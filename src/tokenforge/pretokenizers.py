@@ -54,6 +54,8 @@ PATTERNS: dict[str, str] = {
     "llama3": LLAMA3_PATTERN,
     "qwen": QWEN_PATTERN,
 }
+#: The original GPT-2 release's pattern: the same pieces as ``gpt2`` (tiktoken's faster form).
+GPT2_ORIGINAL_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 PATTERN_ALIASES: dict[str, str] = {
     "r50k_base": "gpt2",
     "p50k_base": "gpt2",
@@ -79,6 +81,12 @@ def resolve_pattern(pattern: str) -> tuple[str | None, str]:
     name = PATTERN_ALIASES.get(pattern, pattern)
     if name in PATTERNS:
         return name, PATTERNS[name]
+    # The regex text of a named pattern (as tiktoken and HF files carry it) is that pattern.
+    for known, source in PATTERNS.items():
+        if pattern == source:
+            return known, source
+    if pattern in (GPT2_ORIGINAL_PATTERN, GPT2_ORIGINAL_PATTERN.replace(r"\p{L}", r"[\p{L}]").replace(r"\p{N}", r"[\p{N}]")):
+        return "gpt2", PATTERNS["gpt2"]
     if regex.fullmatch(r"[a-z0-9_]+", pattern) and pattern not in PATTERNS:
         # Looks like a name, not a regex: a typo must not silently become a literal pattern.
         raise UnknownEncodingError(

@@ -90,6 +90,7 @@ class Tokenizer:
         self._backend = backend
         native = _native.core(backend)
         self._core = None
+        self._native_split = False
         if native is not None:
             scanner = -1
             if pre_tokenizer is not None and pre_tokenizer.name in _native.SCANNERS:
