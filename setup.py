@@ -25,7 +25,7 @@ class BuildExt(build_ext):
 
 core = Extension(
     "tokenforge._core",
-    sources=["src/tokenforge/_core/core.cpp", "src/tokenforge/_core/bpe.cpp"],
+    sources=["src/tokenforge/_core/core.cpp", "src/tokenforge/_core/bpe.cpp", "src/tokenforge/_core/backtrack.cpp"],
     depends=[str(p.relative_to(ROOT)) for p in CORE.glob("*.h")],
     include_dirs=["src/tokenforge/_core"],
     language="c++",

@@ -210,3 +210,58 @@ def test_binding_rejects_bad_arguments_with_python_errors():
 def test_native_core_is_the_default_backend():
     assert tokenforge.get_encoding("gpt2")._core is not None or _native.core() is None
     assert sys.modules.get("tokenforge._core") is core
+
+
+# ---- the linear backtracking encoder equals the rank merge (heap/array) ----
+
+
+@st.composite
+def _trained_like_ranks(draw):
+    """A rank table built like a trained one: each new token joins two earlier ones."""
+    tokens = [bytes([c]) for c in range(256)]
+    ranks = {t: i for i, t in enumerate(tokens)}
+    small = [bytes([c]) for c in b"abc "]
+    for _ in range(draw(st.integers(0, 40))):
+        a = draw(st.sampled_from(small))
+        b = draw(st.sampled_from(small))
+        if a + b not in ranks:
+            ranks[a + b] = len(ranks)
+            small.append(a + b)
+    return ranks
+
+
+@settings(max_examples=300, deadline=None)
+@given(_trained_like_ranks(), st.lists(st.sampled_from([b"a", b"b", b"c", b" ", b"ab", b"ca"]), max_size=120).map(b"".join))
+def test_backtracking_encoder_equals_rank_merge_on_random_vocabularies(ranks, piece):
+    c = core.CoreBPE(ranks, {}, -1)
+    assert c.merge_with(piece, 1) == c.merge_with(piece, 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([b"x", b" ", b"\n", b"ab", b"the", b"\xe4\xb8\xad", b"\xe6\x96\x87", b"1", b"."]), min_size=1, max_size=200).map(b"".join),
+       st.sampled_from(["gpt2", "cl100k_base", "o200k_base"]))
+def test_backtracking_encoder_equals_rank_merge_on_real_vocabularies(piece, name):
+    c = tokenforge.get_encoding(name)._core
+    assert c.merge_with(piece, 1) == c.merge_with(piece, 0)
+
+
+def test_backtracking_encoder_on_real_text_windows(shared_data):
+    c = tokenforge.get_encoding("o200k_base")._core
+    for fname in ["hongloumeng.txt", "botchan.txt", "wagahaiwa_nekodearu.txt"]:
+        data = (shared_data / "text" / fname).read_bytes()[:120_000]
+        for k in range(0, len(data) - 700, 1531):
+            window = data[k : k + 700]
+            assert c.merge_with(window, 1) == c.merge_with(window, 0), (fname, k)
+
+
+def test_unreachable_tokens_do_not_confuse_the_backtracker():
+    # "abc" is a token that no merge produces (its halves are not merged first); a whole-piece
+    # lookup returns it, merging never does.
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks[b"bc"] = 256
+    ranks[b"abc"] = 257  # a + bc would give it, but "ab" is not a token and a+bc... is a token
+    ranks[b"xyz"] = 258  # unreachable: neither xy nor yz is a token
+    c = core.CoreBPE(ranks, {}, -1)
+    for piece in [b"abc", b"abcabc", b"xyz", b"xyzxyz" * 50, b"aabcc" * 40]:
+        assert c.merge_with(piece, 1) == c.merge_with(piece, 0), piece
+    assert c.encode_piece(b"xyz") == [258]  # whole-piece lookup still wins

@@ -89,11 +89,15 @@ void merge_long(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t
 
 }  // namespace
 
+void bpe_merge(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>& out) {
+  if (n <= SHORT_PIECE) merge_short(v, p, n, out);
+  else merge_long(v, p, n, out);
+}
+
 void bpe_encode_piece(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>& out) {
   uint32_t r = v.rank(p, n);
   if (r != Vocab::NONE) { out.push_back(r); return; }
-  if (n <= SHORT_PIECE) merge_short(v, p, n, out);
-  else merge_long(v, p, n, out);
+  bpe_merge(v, p, n, out);
 }
 
 }  // namespace tf

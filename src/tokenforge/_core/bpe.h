@@ -93,6 +93,11 @@ class Vocab {
     }
   }
   size_t size() const { return entries_.size(); }
+  // The k-th token added: its bytes and rank.
+  const uint8_t* entry_bytes(size_t k) const { return arena_.data() + entries_[k].off; }
+  size_t entry_len(size_t k) const { return entries_[k].len; }
+  uint32_t entry_rank(size_t k) const { return entries_[k].rank; }
+  size_t max_len() const { return max_len_; }
 
  private:
   struct Entry {
@@ -126,7 +131,9 @@ class Vocab {
 
 constexpr size_t SHORT_PIECE = 32;
 
-// Appends the ids of piece p[0:n] (n >= 1) to out.
+// Appends the ids of piece p[0:n] (n >= 1) to out: whole-piece lookup, then merging.
 void bpe_encode_piece(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>& out);
+// Merging only (no whole-piece lookup): the array scan or the heap, by length.
+void bpe_merge(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>& out);
 
 }  // namespace tf

@@ -16,6 +16,9 @@
 #include <thread>
 #include <vector>
 
+#include <mutex>
+
+#include "backtrack.h"
 #include "bpe.h"
 #include "scan.h"
 #include "train.h"
@@ -63,10 +66,28 @@ class PieceCache {
   std::vector<uint32_t> ids_;
 };
 
-constexpr size_t CACHE_MAX_PIECE = 64;
+constexpr size_t CACHE_MAX_PIECE = 15;
+//: Pieces longer than this use the linear backtracking encoder instead of the heap.
+constexpr size_t BACKTRACK_MIN_PIECE = 16;
 
-void encode_text(const Vocab& v, Pattern pat, const uint8_t* s, size_t n, std::vector<uint32_t>& out,
-                 PieceCache& cache) {
+// The backtracker is built on first use (it needs a trie of the vocabulary).
+struct LazyBacktracker {
+  std::once_flag once;
+  tf::Backtracker* bt = nullptr;
+  const tf::Backtracker& get(const Vocab& v) {
+    std::call_once(once, [&] { bt = new tf::Backtracker(v); });
+    return *bt;
+  }
+  ~LazyBacktracker() { delete bt; }
+};
+
+inline void merge_piece(const Vocab& v, LazyBacktracker& lazy, const uint8_t* p, size_t m, std::vector<uint32_t>& out) {
+  if (m >= BACKTRACK_MIN_PIECE) lazy.get(v).encode(p, m, out);
+  else tf::bpe_merge(v, p, m, out);
+}
+
+void encode_text(const Vocab& v, LazyBacktracker& lazy, Pattern pat, const uint8_t* s, size_t n,
+                 std::vector<uint32_t>& out, PieceCache& cache) {
   tf::Text t{s, n};
   size_t i = 0;
   while (i < n) {
@@ -81,11 +102,11 @@ void encode_text(const Vocab& v, Pattern pat, const uint8_t* s, size_t n, std::v
       uint64_t h = tf::hash_bytes(p, m) | 1;
       if (!cache.get(p, m, h, out)) {
         size_t before = out.size();
-        tf::bpe_encode_piece(v, p, m, out);
+        tf::bpe_merge(v, p, m, out);
         cache.put(p, m, h, out.data() + before, out.size() - before);
       }
     } else {
-      tf::bpe_encode_piece(v, p, m, out);
+      merge_piece(v, lazy, p, m, out);
     }
     i = e;
   }
@@ -94,6 +115,7 @@ void encode_text(const Vocab& v, Pattern pat, const uint8_t* s, size_t n, std::v
 struct CoreBPE {
   PyObject_HEAD
   Vocab* vocab;
+  LazyBacktracker* lazy;
   std::vector<std::string>* decoder;  // id -> bytes ("" = no token)
   std::vector<uint8_t>* has_id;
   int pattern;
@@ -152,6 +174,7 @@ int CoreBPE_init(CoreBPE* self, PyObject* args, PyObject* kwds) {
       (*has)[id] = 1;
     }
     self->vocab = v;
+    self->lazy = new LazyBacktracker();
     self->decoder = dec;
     self->has_id = has;
     self->pattern = pattern;
@@ -164,6 +187,7 @@ int CoreBPE_init(CoreBPE* self, PyObject* args, PyObject* kwds) {
 
 void CoreBPE_dealloc(CoreBPE* self) {
   delete self->vocab;
+  delete self->lazy;
   delete self->decoder;
   delete self->has_id;
   Py_TYPE(self)->tp_free((PyObject*)self);
@@ -198,7 +222,7 @@ PyObject* CoreBPE_encode_ordinary(CoreBPE* self, PyObject* arg) {
   try {
     out.reserve((size_t)n / 3 + 16);
     PieceCache cache;
-    encode_text(*self->vocab, (Pattern)self->pattern, (const uint8_t*)s, (size_t)n, out, cache);
+    encode_text(*self->vocab, *self->lazy, (Pattern)self->pattern, (const uint8_t*)s, (size_t)n, out, cache);
   } catch (const std::bad_alloc&) {
     oom = true;
   }
@@ -219,7 +243,7 @@ PyObject* CoreBPE_encode_ordinary_u32(CoreBPE* self, PyObject* arg) {
   try {
     out.reserve((size_t)n / 3 + 16);
     PieceCache cache;
-    encode_text(*self->vocab, (Pattern)self->pattern, (const uint8_t*)s, (size_t)n, out, cache);
+    encode_text(*self->vocab, *self->lazy, (Pattern)self->pattern, (const uint8_t*)s, (size_t)n, out, cache);
   } catch (const std::bad_alloc&) {
     oom = true;
   }
@@ -253,6 +277,7 @@ PyObject* CoreBPE_encode_ordinary_batch(CoreBPE* self, PyObject* args) {
   std::atomic<size_t> next{0};
   std::atomic<bool> oom{false};
   const Vocab& v = *self->vocab;
+  LazyBacktracker& lazy = *self->lazy;
   Pattern pat = (Pattern)self->pattern;
   auto work = [&]() {
     try {
@@ -260,7 +285,7 @@ PyObject* CoreBPE_encode_ordinary_batch(CoreBPE* self, PyObject* args) {
       for (;;) {
         size_t k = next.fetch_add(1);
         if (k >= items.size()) break;
-        encode_text(v, pat, (const uint8_t*)items[k].first, items[k].second, outs[k], cache);
+        encode_text(v, lazy, pat, (const uint8_t*)items[k].first, items[k].second, outs[k], cache);
       }
     } catch (const std::bad_alloc&) {
       oom = true;
@@ -298,10 +323,34 @@ PyObject* CoreBPE_encode_piece(CoreBPE* self, PyObject* arg) {
   std::vector<uint32_t> out;
   if (n == 0) return list_from_ids(out);
   try {
-    tf::bpe_encode_piece(*self->vocab, (const uint8_t*)PyBytes_AS_STRING(arg), (size_t)n, out);
+    const uint8_t* p = (const uint8_t*)PyBytes_AS_STRING(arg);
+    uint32_t r = self->vocab->rank(p, (size_t)n);
+    if (r != Vocab::NONE) out.push_back(r);
+    else merge_piece(*self->vocab, *self->lazy, p, (size_t)n, out);
   } catch (const std::bad_alloc&) {
     return PyErr_NoMemory();
   }
+  return list_from_ids(out);
+}
+
+// merge_with(piece: bytes, method: int) -> list[int]: merging only, by 0 = array/heap, 1 = backtracking.
+// For the differential tests of the two algorithms.
+PyObject* CoreBPE_merge_with(CoreBPE* self, PyObject* args) {
+  if (!ready(self)) return nullptr;
+  Py_buffer piece;
+  int method;
+  if (!PyArg_ParseTuple(args, "y*i", &piece, &method)) return nullptr;
+  std::vector<uint32_t> out;
+  try {
+    if (piece.len > 0) {
+      if (method == 1) self->lazy->get(*self->vocab).encode((const uint8_t*)piece.buf, (size_t)piece.len, out);
+      else tf::bpe_merge(*self->vocab, (const uint8_t*)piece.buf, (size_t)piece.len, out);
+    }
+  } catch (const std::bad_alloc&) {
+    PyBuffer_Release(&piece);
+    return PyErr_NoMemory();
+  }
+  PyBuffer_Release(&piece);
   return list_from_ids(out);
 }
 
@@ -369,6 +418,7 @@ PyMethodDef CoreBPE_methods[] = {
     {"encode_ordinary_batch", (PyCFunction)CoreBPE_encode_ordinary_batch, METH_VARARGS, "Encode a list of str on threads."},
     {"encode_piece", (PyCFunction)CoreBPE_encode_piece, METH_O, "Ids of one pre-token."},
     {"split", (PyCFunction)CoreBPE_split, METH_O, "Pieces of the native scanner."},
+    {"merge_with", (PyCFunction)CoreBPE_merge_with, METH_VARARGS, "Merge a piece with a chosen algorithm."},
     {"decode_bytes", (PyCFunction)CoreBPE_decode_bytes, METH_O, "Concatenated bytes of ids."},
     {nullptr, nullptr, 0, nullptr},
 };
