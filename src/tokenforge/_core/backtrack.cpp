@@ -43,7 +43,7 @@ void Backtracker::build() {
     uint32_t node = 0;
     for (size_t j = 0; j < len; ++j) {
       uint64_t key = ((uint64_t)node << 8) | b[j];
-      size_t i = mix(key) & mask_;
+      size_t i = mix64(key) & mask_;
       while (edges_[i].key != EMPTY && edges_[i].key != key) i = (i + 1) & mask_;
       if (edges_[i].key == EMPTY) {
         edges_[i] = Edge{key, (uint32_t)node_token_.size()};

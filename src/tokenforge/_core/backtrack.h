@@ -38,21 +38,13 @@ class Backtracker {
   void build();
   inline uint32_t child(uint32_t node, uint8_t b) const {
     uint64_t key = ((uint64_t)node << 8) | b;
-    size_t i = mix(key) & mask_;
+    size_t i = mix64(key) & mask_;
     for (;;) {
       const Edge& e = edges_[i];
       if (e.key == key) return e.child;
       if (e.key == EMPTY) return NONE;
       i = (i + 1) & mask_;
     }
-  }
-  static inline uint64_t mix(uint64_t k) {
-    k ^= k >> 31;
-    k *= 0x7fb5d329728ea185ull;
-    k ^= k >> 27;
-    k *= 0x81dadef4bc2dd44dull;
-    k ^= k >> 33;
-    return k;
   }
   uint32_t longest_match(const uint8_t* p, size_t n, size_t pos, size_t* len) const;
 

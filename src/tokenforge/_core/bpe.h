@@ -20,6 +20,16 @@
 
 namespace tf {
 
+// A 64-bit finaliser (MurmurHash3's fmix64): integer keys -> well-spread table slots.
+inline uint64_t mix64(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ull;
+  k ^= k >> 33;
+  return k;
+}
+
 inline uint64_t hash_bytes(const uint8_t* p, size_t n) {
   // FNV-1a over 8-byte words, then a final avalanche: fast for short keys.
   uint64_t h = 0xcbf29ce484222325ull ^ (n * 0x9E3779B97F4A7C15ull);

@@ -210,13 +210,12 @@ bool need_scanner(CoreBPE* self) {
   return true;
 }
 
-// encode_ordinary(text: str) -> list[int]
-PyObject* CoreBPE_encode_ordinary(CoreBPE* self, PyObject* arg) {
-  if (!need_scanner(self)) return nullptr;
+// Encodes a str with the native scanner into out; false with a Python error set on failure.
+bool encode_str(CoreBPE* self, PyObject* arg, std::vector<uint32_t>& out) {
+  if (!need_scanner(self)) return false;
   Py_ssize_t n;
   const char* s = PyUnicode_AsUTF8AndSize(arg, &n);
-  if (!s) return nullptr;  // TypeError, or UnicodeEncodeError for lone surrogates
-  std::vector<uint32_t> out;
+  if (!s) return false;  // TypeError, or UnicodeEncodeError for lone surrogates
   bool oom = false;
   Py_BEGIN_ALLOW_THREADS
   try {
@@ -227,28 +226,24 @@ PyObject* CoreBPE_encode_ordinary(CoreBPE* self, PyObject* arg) {
     oom = true;
   }
   Py_END_ALLOW_THREADS
-  if (oom) return PyErr_NoMemory();
+  if (oom) {
+    PyErr_NoMemory();
+    return false;
+  }
+  return true;
+}
+
+// encode_ordinary(text: str) -> list[int]
+PyObject* CoreBPE_encode_ordinary(CoreBPE* self, PyObject* arg) {
+  std::vector<uint32_t> out;
+  if (!encode_str(self, arg, out)) return nullptr;
   return list_from_ids(out);
 }
 
 // encode_ordinary_u32(text: str) -> bytes (native-endian uint32 ids, for numpy.frombuffer)
 PyObject* CoreBPE_encode_ordinary_u32(CoreBPE* self, PyObject* arg) {
-  if (!need_scanner(self)) return nullptr;
-  Py_ssize_t n;
-  const char* s = PyUnicode_AsUTF8AndSize(arg, &n);
-  if (!s) return nullptr;
   std::vector<uint32_t> out;
-  bool oom = false;
-  Py_BEGIN_ALLOW_THREADS
-  try {
-    out.reserve((size_t)n / 3 + 16);
-    PieceCache cache;
-    encode_text(*self->vocab, *self->lazy, (Pattern)self->pattern, (const uint8_t*)s, (size_t)n, out, cache);
-  } catch (const std::bad_alloc&) {
-    oom = true;
-  }
-  Py_END_ALLOW_THREADS
-  if (oom) return PyErr_NoMemory();
+  if (!encode_str(self, arg, out)) return nullptr;
   return PyBytes_FromStringAndSize((const char*)out.data(), (Py_ssize_t)(out.size() * sizeof(uint32_t)));
 }
 

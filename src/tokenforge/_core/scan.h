@@ -192,7 +192,12 @@ inline size_t next_gpt2(const Text& t, size_t i) {
   return ws_piece(t, i, true, false);
 }
 
-inline size_t next_cl100k(const Text& t, size_t i) {
+// cl100k, llama3 and qwen share one shape:
+//   (?i:'s|'t|'re|'ve|'m|'ll|'d) | [^\r\n\p{L}\p{N}]?\p{L}+ | \p{N}{1,max_digits}
+//   | ?[^\s\p{L}\p{N}]+[\r\n]* | whitespace rules
+// and differ only in the digit run (3, or 1 for qwen) and in cl100k's `\s++$`, which takes a
+// whitespace run that ends the text before the line-break rule can cut it.
+inline size_t next_cl100k_family(const Text& t, size_t i, int max_digits, bool end_rule_first) {
   Ch c = char_at(t, i);
   if (c.cp == '\'') {
     size_t e = contraction(t, i, true);
@@ -203,7 +208,7 @@ inline size_t next_cl100k(const Text& t, size_t i) {
     Ch d = char_at(t, i + c.len);
     if (d.f & F_L) return run_letters(t, i + c.len);
   }
-  if (c.f & F_N) return run_numbers_max(t, i, 3);
+  if (c.f & F_N) return run_numbers_max(t, i, max_digits);
   size_t s = i;
   uint16_t f = c.f;
   if (c.cp == ' ' && i + 1 < t.n) {
@@ -211,7 +216,7 @@ inline size_t next_cl100k(const Text& t, size_t i) {
     if (is_other(d.f)) { s = i + 1; f = d.f; }
   }
   if (is_other(f)) return run_crlf(t, run_other(t, s));
-  return ws_piece(t, i, true, true);
+  return ws_piece(t, i, end_rule_first, true);
 }
 
 // o200k letter alternatives from s; returns 0 on failure.
@@ -253,35 +258,13 @@ inline size_t next_o200k(const Text& t, size_t i) {
   return ws_piece(t, i, false, true);
 }
 
-inline size_t next_llama3(const Text& t, size_t i, int max_digits) {
-  Ch c = char_at(t, i);
-  if (c.cp == '\'') {
-    size_t e = contraction(t, i, true);
-    if (e) return e;
-  }
-  if (c.f & F_L) return run_letters(t, i);
-  if (!(c.f & F_N) && !is_crlf(c.cp) && i + c.len < t.n) {
-    Ch d = char_at(t, i + c.len);
-    if (d.f & F_L) return run_letters(t, i + c.len);
-  }
-  if (c.f & F_N) return run_numbers_max(t, i, max_digits);
-  size_t s = i;
-  uint16_t f = c.f;
-  if (c.cp == ' ' && i + 1 < t.n) {
-    Ch d = char_at(t, i + 1);
-    if (is_other(d.f)) { s = i + 1; f = d.f; }
-  }
-  if (is_other(f)) return run_crlf(t, run_other(t, s));
-  return ws_piece(t, i, false, true);
-}
-
 inline size_t next_piece(Pattern p, const Text& t, size_t i) {
   switch (p) {
     case Pattern::GPT2: return next_gpt2(t, i);
-    case Pattern::CL100K: return next_cl100k(t, i);
+    case Pattern::CL100K: return next_cl100k_family(t, i, 3, true);
     case Pattern::O200K: return next_o200k(t, i);
-    case Pattern::LLAMA3: return next_llama3(t, i, 3);
-    case Pattern::QWEN: return next_llama3(t, i, 1);
+    case Pattern::LLAMA3: return next_cl100k_family(t, i, 3, false);
+    case Pattern::QWEN: return next_cl100k_family(t, i, 1, false);
   }
   return i + 1;
 }

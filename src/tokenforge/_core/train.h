@@ -20,18 +20,12 @@
 #include <utility>
 #include <vector>
 
+#include "bpe.h"
 #include "scan.h"
 
 namespace tf_train {
 
-inline uint64_t mix64(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdull;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ull;
-  k ^= k >> 33;
-  return k;
-}
+using tf::mix64;
 
 inline uint64_t pk(uint32_t a, uint32_t b) { return ((uint64_t)a << 32) | b; }
 
