@@ -265,3 +265,33 @@ def test_unreachable_tokens_do_not_confuse_the_backtracker():
     for piece in [b"abc", b"abcabc", b"xyz", b"xyzxyz" * 50, b"aabcc" * 40]:
         assert c.merge_with(piece, 1) == c.merge_with(piece, 0), piece
     assert c.encode_piece(b"xyz") == [258]  # whole-piece lookup still wins
+
+
+def test_fast_pair_check_equals_the_definition_on_real_token_pairs():
+    import random
+
+    for name in ["gpt2", "cl100k_base", "o200k_base"]:
+        native = _pair(name)[0]
+        c = native._core
+        assert c._check_pair(0xFFFFFFFF, 0xFFFFFFFF, False), "trained vocabularies take the fast path"
+        rng = random.Random(7)
+        ranks = list(native.mergeable_ranks.values())
+        short = [r for t, r in native.mergeable_ranks.items() if len(t) <= 3]
+        pairs = [(rng.choice(ranks), rng.choice(ranks)) for _ in range(20_000)]
+        pairs += [(rng.choice(short), rng.choice(short)) for _ in range(20_000)]
+        ids = native.encode_ordinary("Hello world, 中文的文本 and emoji 🙂 with   spaces\n\n" * 3)
+        pairs += list(zip(ids, ids[1:]))
+        for a, b in pairs:
+            assert c._check_pair(a, b, False) == c._check_pair(a, b, True), (name, a, b)
+
+
+def test_non_monotone_vocabulary_uses_the_definition_and_stays_exact():
+    # "abc" (rank 256) is made from "ab" (rank 257): a part outranks its token.
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks[b"abc"] = 256
+    ranks[b"ab"] = 257
+    ranks[b"ca"] = 258
+    c = core.CoreBPE(ranks, {}, -1)
+    assert not c._check_pair(0xFFFFFFFF, 0xFFFFFFFF, False)
+    for piece in [b"abc" * 30, b"abcab" * 20, b"cabca" * 25, b"aabbcc" * 20]:
+        assert c.merge_with(piece, 1) == c.merge_with(piece, 0), piece

@@ -1,6 +1,7 @@
 #include "backtrack.h"
 
 #include <atomic>
+#include <climits>
 #include <cstring>
 
 namespace tf {
@@ -17,17 +18,46 @@ void Backtracker::build() {
   next_prefix_.assign((size_t)max_rank + 1, NONE);
   token_off_.assign((size_t)max_rank + 1, NONE);
   // Valid tokens: the ones merging reproduces (and that rank() maps back to themselves).
-  std::vector<uint32_t> tmp;
+  // The merge that completes a valid token also gives its split (left, right), the
+  // two tokens whose merge made it; pair compatibility walks these split trees.
+  split_left_.assign((size_t)max_rank + 1, NONE);
+  split_right_.assign((size_t)max_rank + 1, NONE);
   size_t total = 1;
   std::vector<size_t> valid;
+  std::vector<uint32_t> starts, part;
   for (size_t k = 0; k < count; ++k) {
     const uint8_t* b = v_.entry_bytes(k);
     size_t len = v_.entry_len(k);
     uint32_t r = v_.entry_rank(k);
     if (v_.rank(b, len) != r) continue;  // a duplicate of another rank's bytes
-    tmp.clear();
-    bpe_merge(v_, b, len, tmp);
-    if (tmp.size() != 1 || tmp[0] != r) continue;
+    uint32_t left = NONE, right = NONE;
+    if (len > 1) {
+      // Array merge of the token's own bytes, remembering the last merge made.
+      starts.resize(len + 1);
+      part.resize(len);
+      for (size_t j = 0; j <= len; ++j) starts[j] = (uint32_t)j;
+      for (size_t j = 0; j < len; ++j) part[j] = v_.byte_rank(b[j]);
+      size_t parts = len;
+      while (parts > 1) {
+        uint32_t best = NONE;
+        size_t bi = 0;
+        for (size_t j = 0; j + 1 < parts; ++j) {
+          uint32_t q = v_.rank(b + starts[j], starts[j + 2] - starts[j]);
+          if (q < best) { best = q; bi = j; }
+        }
+        if (best == NONE) break;
+        left = part[bi];
+        right = part[bi + 1];
+        part[bi] = best;
+        for (size_t j = bi + 1; j < parts; ++j) starts[j] = starts[j + 1];
+        for (size_t j = bi + 1; j + 1 < parts; ++j) part[j] = part[j + 1];
+        --parts;
+      }
+      if (parts != 1 || part[0] != r) continue;
+    }
+    split_left_[r] = left;
+    split_right_[r] = right;
+    if (left != NONE && (left > r || right > r)) monotone_ = false;
     valid.push_back(k);
     total += len;
   }
@@ -55,6 +85,15 @@ void Backtracker::build() {
     token_len_[r] = (uint32_t)len;
     token_off_[r] = (uint32_t)k;
   }
+  // The first two trie levels as plain arrays: most steps of a walk never hash.
+  depth1_.assign(256, NONE);
+  depth2_.assign(65536, NONE);
+  for (uint32_t b0 = 0; b0 < 256; ++b0) {
+    uint32_t n1 = child(0, (uint8_t)b0);
+    depth1_[b0] = n1;
+    if (n1 == NONE) continue;
+    for (uint32_t b1 = 0; b1 < 256; ++b1) depth2_[b0 << 8 | b1] = child(n1, (uint8_t)b1);
+  }
   // Longest valid proper prefix of each valid token.
   for (size_t k : valid) {
     const uint8_t* b = v_.entry_bytes(k);
@@ -69,15 +108,82 @@ void Backtracker::build() {
   }
 }
 
+// Is [a, b] the merge of bytes(a) + bytes(b)?
+//
+// Merging picks the lowest rank, leftmost first. Until some merge crosses the seam the
+// two sides evolve exactly as they would alone, and for a valid token that means its
+// split tree, built in increasing rank order. So the token left of the seam runs up a's
+// right spine (last byte, ..., a) and the token right of it up b's left spine. Order the
+// steps by key = 4 * rank + side, side 0 for a left-hand merge, 1 for a crossing one and 2
+// for a right-hand one (leftmost wins ties). A spine token is born at its own key and
+// dies at its parent's. A crossing pair (x, y) of rank c fires at
+// K = max(key(c, crossing), birth(x), birth(y)) unless x or y is gone by then; it
+// makes [a, b] invalid iff K < death(x) and K < death(y). A two-pointer sweep over the
+// spines visits every pair that ever meets: O(depth) lookups, no merging.
+bool Backtracker::pair_is_valid(uint32_t a, uint32_t b, std::vector<uint8_t>& buf) const {
+  if (!monotone_) return pair_is_valid_by_merging(a, b, buf);
+  uint32_t xs[512], ys[512];
+  size_t p = 0, q = 0;
+  for (uint32_t t = a; t != NONE && p < 512; t = split_right_[t]) xs[p++] = t;  // a, ..., last byte
+  for (uint32_t t = b; t != NONE && q < 512; t = split_left_[t]) ys[q++] = t;   // b, ..., first byte
+  size_t la = token_len_[a], lb = token_len_[b];
+  buf.resize(la + lb);
+  std::memcpy(buf.data(), v_.entry_bytes(token_off_[a]), la);
+  std::memcpy(buf.data() + la, v_.entry_bytes(token_off_[b]), lb);
+  const int64_t NEVER = INT64_MAX;
+  auto birth = [](const uint32_t* s, size_t k, size_t n, int side) -> int64_t {
+    return k + 1 == n ? -4 : 4 * (int64_t)s[k] + side;  // single bytes exist from the start
+  };
+  auto death = [NEVER](const uint32_t* s, size_t k, int side) -> int64_t {
+    return k == 0 ? NEVER : 4 * (int64_t)s[k - 1] + side;  // replaced when its parent is made
+  };
+  size_t k = p - 1, l = q - 1;
+  for (;;) {
+    int64_t bx = birth(xs, k, p, 0), by = birth(ys, l, q, 2);
+    int64_t dx = death(xs, k, 0), dy = death(ys, l, 2);
+    if (std::max(bx, by) < std::min(dx, dy)) {
+      size_t lx = token_len_[xs[k]], ly = token_len_[ys[l]];
+      uint32_t c = v_.rank(buf.data() + la - lx, lx + ly);
+      if (c != NONE) {
+        int64_t fire = std::max(4 * (int64_t)c + 1, std::max(bx, by));
+        if (fire < dx && fire < dy) return false;
+      }
+    }
+    if (k == 0 && l == 0) return true;
+    if (l == 0 || (k > 0 && dx < dy)) --k;
+    else --l;
+  }
+}
+
+// The definition itself: merge the two tokens' bytes and compare. Used when some token
+// has a part of higher rank than itself (the spine argument needs ranks to grow upwards).
+bool Backtracker::pair_is_valid_by_merging(uint32_t a, uint32_t b, std::vector<uint8_t>& buf) const {
+  size_t la = token_len_[a], lb = token_len_[b];
+  buf.resize(la + lb);
+  std::memcpy(buf.data(), v_.entry_bytes(token_off_[a]), la);
+  std::memcpy(buf.data() + la, v_.entry_bytes(token_off_[b]), lb);
+  std::vector<uint32_t> merged;
+  bpe_merge(v_, buf.data(), la + lb, merged);
+  return merged.size() == 2 && merged[0] == a && merged[1] == b;
+}
+
 uint32_t Backtracker::longest_match(const uint8_t* p, size_t n, size_t pos, size_t* len) const {
-  uint32_t best = NONE, node = 0;
-  size_t best_len = 0;
-  size_t limit = std::min(n, pos + v_.max_len());
-  for (size_t k = pos; k < limit; ++k) {
-    node = child(node, p[k]);
-    if (node == NONE) break;
-    uint32_t t = node_token_[node];
-    if (t != NONE) { best = t; best_len = k - pos + 1; }
+  uint32_t node = depth1_[p[pos]];
+  if (node == NONE) { *len = 0; return NONE; }
+  uint32_t best = node_token_[node];
+  size_t best_len = best != NONE ? 1 : 0;
+  if (pos + 1 < n) {
+    node = depth2_[(uint32_t)p[pos] << 8 | p[pos + 1]];
+    if (node != NONE) {
+      if (node_token_[node] != NONE) { best = node_token_[node]; best_len = 2; }
+      size_t limit = std::min(n, pos + v_.max_len());
+      for (size_t k = pos + 2; k < limit; ++k) {
+        node = child(node, p[k]);
+        if (node == NONE) break;
+        uint32_t t = node_token_[node];
+        if (t != NONE) { best = t; best_len = k - pos + 1; }
+      }
+    }
   }
   *len = best_len;
   return best;
@@ -111,18 +217,11 @@ void Backtracker::encode(const uint8_t* p, size_t n, std::vector<uint32_t>& out)
     memo.slots.assign(1 << 16, PairMemo::Slot{});
   }
   std::vector<uint8_t> buf;
-  std::vector<uint32_t> merged;
   auto compatible = [&](uint32_t a, uint32_t b) -> bool {
     uint64_t key = ((uint64_t)a << 32) | b;
     auto& slot = memo.slots[(size_t)(key * 0x9E3779B97F4A7C15ull >> 48) & (memo.slots.size() - 1)];
     if (slot.key == key) return slot.ok;
-    size_t la = token_len_[a], lb = token_len_[b];
-    buf.resize(la + lb);
-    std::memcpy(buf.data(), v_.entry_bytes(token_off_[a]), la);
-    std::memcpy(buf.data() + la, v_.entry_bytes(token_off_[b]), lb);
-    merged.clear();
-    bpe_merge(v_, buf.data(), la + lb, merged);
-    bool ok = merged.size() == 2 && merged[0] == a && merged[1] == b;
+    bool ok = pair_is_valid(a, b, buf);
     slot.key = key;
     slot.ok = ok;
     return ok;

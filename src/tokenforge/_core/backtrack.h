@@ -12,8 +12,8 @@
 // next shorter token that is a prefix of it; if none is left, step back one
 // token. A bitfield marks positions that proved to be dead ends, so no
 // position is explored twice and the cost is linear in the input (times the
-// token length). Compatibility of a pair is decided by merging the two
-// tokens' bytes (at most 2 x the longest token) and is memoised per call.
+// token length). Compatibility of a pair is decided from the two tokens'
+// split trees in O(depth) lookups (see pair_is_valid) and memoised per thread.
 //
 // Only "valid" tokens (merging their own bytes gives them back) take part;
 // the others can never appear inside a merged piece. Single bytes always do.
@@ -47,6 +47,8 @@ class Backtracker {
     }
   }
   uint32_t longest_match(const uint8_t* p, size_t n, size_t pos, size_t* len) const;
+  bool pair_is_valid(uint32_t a, uint32_t b, std::vector<uint8_t>& buf) const;
+  bool pair_is_valid_by_merging(uint32_t a, uint32_t b, std::vector<uint8_t>& buf) const;
 
   static constexpr uint64_t EMPTY = ~0ull;
   struct Edge {
@@ -58,9 +60,23 @@ class Backtracker {
   std::vector<Edge> edges_;
   size_t mask_ = 0;
   std::vector<uint32_t> node_token_;   // node -> rank of the valid token ending there, or NONE
+  std::vector<uint32_t> depth1_;       // byte -> trie node (a direct array for the first level)
+  std::vector<uint32_t> depth2_;       // two bytes -> trie node, or NONE
   std::vector<uint32_t> token_len_;    // rank -> byte length (0 = not a valid token)
   std::vector<uint32_t> next_prefix_;  // rank -> rank of the longest valid proper prefix, or NONE
   std::vector<uint32_t> token_off_;    // rank -> entry index in the vocab
+  std::vector<uint32_t> split_left_;   // rank -> left part of its last merge (NONE for bytes)
+  std::vector<uint32_t> split_right_;  // rank -> right part of its last merge
+  bool monotone_ = true;               // every token outranks its two parts (true of trained vocabularies)
+
+ public:
+  // For tests: the fast pair check and the definition.
+  bool check_pair(uint32_t a, uint32_t b, bool by_merging) const {
+    std::vector<uint8_t> buf;
+    if (a >= token_len_.size() || b >= token_len_.size() || !token_len_[a] || !token_len_[b]) return false;
+    return by_merging ? pair_is_valid_by_merging(a, b, buf) : pair_is_valid(a, b, buf);
+  }
+  bool monotone() const { return monotone_; }
 };
 
 }  // namespace tf

@@ -328,6 +328,23 @@ PyObject* CoreBPE_encode_piece(CoreBPE* self, PyObject* arg) {
   return list_from_ids(out);
 }
 
+// _check_pair(a: int, b: int, by_merging: bool) -> bool: the backtracker's pair test (for tests)
+PyObject* CoreBPE_check_pair(CoreBPE* self, PyObject* args) {
+  if (!ready(self)) return nullptr;
+  unsigned int a, b;
+  int by_merging;
+  if (!PyArg_ParseTuple(args, "IIp", &a, &b, &by_merging)) return nullptr;
+  bool ok;
+  try {
+    const tf::Backtracker& bt = self->lazy->get(*self->vocab);
+    if (a == 0xFFFFFFFFu && b == 0xFFFFFFFFu) return PyBool_FromLong(bt.monotone());  // tests: which path runs
+    ok = bt.check_pair(a, b, by_merging != 0);
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  }
+  return PyBool_FromLong(ok);
+}
+
 // merge_with(piece: bytes, method: int) -> list[int]: merging only, by 0 = array/heap, 1 = backtracking.
 // For the differential tests of the two algorithms.
 PyObject* CoreBPE_merge_with(CoreBPE* self, PyObject* args) {
@@ -414,6 +431,7 @@ PyMethodDef CoreBPE_methods[] = {
     {"encode_piece", (PyCFunction)CoreBPE_encode_piece, METH_O, "Ids of one pre-token."},
     {"split", (PyCFunction)CoreBPE_split, METH_O, "Pieces of the native scanner."},
     {"merge_with", (PyCFunction)CoreBPE_merge_with, METH_VARARGS, "Merge a piece with a chosen algorithm."},
+    {"_check_pair", (PyCFunction)CoreBPE_check_pair, METH_VARARGS, "Pair validity, fast or by merging (tests)."},
     {"decode_bytes", (PyCFunction)CoreBPE_decode_bytes, METH_O, "Concatenated bytes of ids."},
     {nullptr, nullptr, 0, nullptr},
 };
