@@ -62,43 +62,47 @@ class Vocab {
   void finish() {
     size_t cap = 16;
     while (cap < entries_.size() * 2 + 16) cap <<= 1;
-    slots_.assign(cap, Slot{NONE, 0});
+    slots_.assign(cap, Slot{0, 0, 0, 0});
     mask_ = cap - 1;
     rank2_.assign(65536, NONE);
     for (auto& r : rank1_) r = NONE;
     for (uint32_t k = 0; k < entries_.size(); ++k) {
       const Entry& e = entries_[k];
       const uint8_t* p = arena_.data() + e.off;
-      uint64_t h = hash_bytes(p, e.len);
-      size_t i = h & mask_;
-      while (slots_[i].idx != NONE) i = (i + 1) & mask_;
-      slots_[i] = Slot{k, (uint32_t)(h >> 32)};
       if (e.len == 1 && (rank1_[p[0]] == NONE || e.rank < rank1_[p[0]])) rank1_[p[0]] = e.rank;
       if (e.len == 2) {
         uint32_t& r2 = rank2_[(size_t)p[0] << 8 | p[1]];
         if (r2 == NONE || e.rank < r2) r2 = e.rank;
       }
+      size_t i = hash_bytes(p, e.len) & mask_;
+      bool dup = false;
+      while (slots_[i].len != 0) {
+        if (slots_[i].len == e.len && std::memcmp(arena_.data() + entries_[slots_[i].idx].off, p, e.len) == 0) {
+          dup = true;  // same bytes added twice: the first rank stays
+          break;
+        }
+        i = (i + 1) & mask_;
+      }
+      if (!dup) slots_[i] = Slot{prefix(p, e.len), e.rank, e.len, k};
     }
     max_len_ = 0;
     for (auto& e : entries_) max_len_ = std::max<size_t>(max_len_, e.len);
-    // Keys in the table may repeat with different ranks only if the caller added
-    // duplicates; rank() then returns the first one probed, so callers add each key once.
   }
   inline uint32_t byte_rank(uint8_t b) const { return rank1_[b]; }
+  // Rank of the token with bytes p[0:n], or NONE. One probe touches one slot for keys of up
+  // to 8 bytes (their bytes live in the slot); longer keys compare the rest in the arena.
   inline uint32_t rank(const uint8_t* p, size_t n) const {
     if (n == 1) return rank1_[p[0]];
     if (n == 2) return rank2_[(size_t)p[0] << 8 | p[1]];
     if (n > max_len_) return NONE;
-    uint64_t h = hash_bytes(p, n);
-    uint32_t tag = (uint32_t)(h >> 32);
-    size_t i = h & mask_;
+    uint64_t pre = prefix(p, n);
+    size_t i = hash_bytes(p, n) & mask_;
     for (;;) {
       const Slot& sl = slots_[i];
-      if (sl.idx == NONE) return NONE;
-      if (sl.tag == tag) {
-        const Entry& e = entries_[sl.idx];
-        if (e.len == n && equal(arena_.data() + e.off, p, n)) return e.rank;
-      }
+      if (sl.len == 0) return NONE;
+      if (sl.len == n && sl.pre == pre &&
+          (n <= 8 || std::memcmp(arena_.data() + entries_[sl.idx].off + 8, p + 8, n - 8) == 0))
+        return sl.rank;
       i = (i + 1) & mask_;
     }
   }
@@ -116,21 +120,15 @@ class Vocab {
   std::vector<uint8_t> arena_;
   std::vector<Entry> entries_;
   struct Slot {
-    uint32_t idx, tag;
+    uint64_t pre;   // the first (up to) 8 bytes of the key, zero-padded
+    uint32_t rank;
+    uint32_t len;   // 0 = empty slot
+    uint32_t idx;   // entry index (for the bytes past the first 8)
   };
-  static inline bool equal(const uint8_t* a, const uint8_t* b, size_t n) {
-    if (n <= 16) {
-      uint64_t x0 = 0, y0 = 0, x1 = 0, y1 = 0;
-      size_t k = n < 8 ? n : 8;
-      std::memcpy(&x0, a, k);
-      std::memcpy(&y0, b, k);
-      if (n > 8) {
-        std::memcpy(&x1, a + 8, n - 8);
-        std::memcpy(&y1, b + 8, n - 8);
-      }
-      return x0 == y0 && x1 == y1;
-    }
-    return std::memcmp(a, b, n) == 0;
+  static inline uint64_t prefix(const uint8_t* p, size_t n) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, n < 8 ? n : 8);
+    return w;
   }
   std::vector<Slot> slots_;
   std::vector<uint32_t> rank2_;

@@ -119,7 +119,36 @@ struct CoreBPE {
   std::vector<std::string>* decoder;  // id -> bytes ("" = no token)
   std::vector<uint8_t>* has_id;
   int pattern;
+  std::vector<PyObject*>* ints;  // id -> a shared int object, so lists are built without allocating
 };
+
+// A list of ids. Every id below the decoder size reuses one int object per id (made on
+// first use, under the GIL): building the list is then an INCREF per token instead of an
+// allocation, which is most of what a list output costs.
+PyObject* list_of_ids(CoreBPE* self, const std::vector<uint32_t>& ids) {
+  std::vector<PyObject*>& cache = *self->ints;
+  if (cache.empty()) cache.assign(self->decoder->size(), nullptr);
+  PyObject* list = PyList_New((Py_ssize_t)ids.size());
+  if (!list) return nullptr;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    uint32_t id = ids[k];
+    PyObject* o;
+    if (id < cache.size()) {
+      o = cache[id];
+      if (!o) {
+        o = PyLong_FromUnsignedLong(id);
+        if (!o) { Py_DECREF(list); return nullptr; }
+        cache[id] = o;
+      }
+      Py_INCREF(o);
+    } else {
+      o = PyLong_FromUnsignedLong(id);
+      if (!o) { Py_DECREF(list); return nullptr; }
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)k, o);
+  }
+  return list;
+}
 
 PyObject* list_from_ids(const std::vector<uint32_t>& ids) {
   PyObject* list = PyList_New((Py_ssize_t)ids.size());
@@ -174,6 +203,7 @@ int CoreBPE_init(CoreBPE* self, PyObject* args, PyObject* kwds) {
       (*has)[id] = 1;
     }
     self->vocab = v;
+    self->ints = new std::vector<PyObject*>();
     self->lazy = new LazyBacktracker();
     self->decoder = dec;
     self->has_id = has;
@@ -186,6 +216,10 @@ int CoreBPE_init(CoreBPE* self, PyObject* args, PyObject* kwds) {
 }
 
 void CoreBPE_dealloc(CoreBPE* self) {
+  if (self->ints) {
+    for (PyObject* o : *self->ints) Py_XDECREF(o);
+    delete self->ints;
+  }
   delete self->vocab;
   delete self->lazy;
   delete self->decoder;
@@ -237,7 +271,7 @@ bool encode_str(CoreBPE* self, PyObject* arg, std::vector<uint32_t>& out) {
 PyObject* CoreBPE_encode_ordinary(CoreBPE* self, PyObject* arg) {
   std::vector<uint32_t> out;
   if (!encode_str(self, arg, out)) return nullptr;
-  return list_from_ids(out);
+  return list_of_ids(self, out);
 }
 
 // encode_ordinary_u32(text: str) -> bytes (native-endian uint32 ids, for numpy.frombuffer)
@@ -303,7 +337,7 @@ PyObject* CoreBPE_encode_ordinary_batch(CoreBPE* self, PyObject* args) {
   PyObject* result = PyList_New(count);
   if (!result) return nullptr;
   for (Py_ssize_t k = 0; k < count; ++k) {
-    PyObject* l = list_from_ids(outs[(size_t)k]);
+    PyObject* l = list_of_ids(self, outs[(size_t)k]);
     if (!l) { Py_DECREF(result); return nullptr; }
     PyList_SET_ITEM(result, k, l);
   }
