@@ -102,7 +102,39 @@ def machine_info() -> dict[str, Any]:
         "backend": backend_info(),
         "tokenforge_path": os.path.dirname(tokenforge.__file__),
         "tokenforge_tree": tree_digest(os.path.dirname(tokenforge.__file__)),
+        "tokenforge_commit": git_head(os.path.dirname(tokenforge.__file__)),
+        "core_so": core_so_info(os.path.dirname(tokenforge.__file__)),
     }
+
+
+def git_head(path: str) -> str | None:
+    """Short commit of the checkout the package is imported from, with '+dirty' when
+    tracked files under src/ differ from it (the compiled core may predate those edits)."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "-C", path, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", path, "status", "--porcelain", "--", "."], capture_output=True, text=True,
+                               timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (head + ("+dirty" if dirty else "")) if head else None
+
+
+def core_so_info(root: str) -> str | None:
+    """sha256 prefix and build time (mtime, UTC) of the compiled core, if any."""
+    import glob
+    import hashlib
+
+    sos = sorted(glob.glob(os.path.join(root, "_core*.so")) + glob.glob(os.path.join(root, "_core*.pyd")))
+    if not sos:
+        return None
+    path = sos[0]
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:12]
+    built = _dt.datetime.fromtimestamp(os.path.getmtime(path), _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f"{os.path.basename(path)} sha256 {digest}, built {built}"
 
 
 def tree_digest(root: str) -> str:
@@ -145,6 +177,7 @@ def print_machine(info: dict[str, Any], file=sys.stdout) -> None:
         f"from {info['tokenforge_path']} (tree {info['tokenforge_tree']})",
         file=file,
     )
+    print(f"# tokenforge commit {info.get('tokenforge_commit')} | core: {info.get('core_so')}", file=file)
 
 
 class Reference:
@@ -159,23 +192,17 @@ class Reference:
         self.ranks: dict[bytes, int] = dict(tok.mergeable_ranks)
         self.pattern: str = tok.pattern
         self.specials: dict[str, int] = dict(tok.special_tokens)
-        # Build fresh tokenizers with the pattern *name* when it is a named one:
-        # a raw regex string gives an unnamed RegexSplit, which the compiled
-        # core has no scanner for. Same regex either way.
-        self.pattern_arg: str = self.pattern
-        pre = tok.pre_tokenizer
-        if pre is not None and pre.name is not None and pre.pattern == self.pattern:
-            self.pattern_arg = pre.name
+        self.model = tok.model
+        self.pre_tokenizer = tok.pre_tokenizer  # the named RegexSplit: the core has a scanner for it
 
     def fresh_tokenforge(self):
-        """A new tokenizer whose piece cache is empty (get_encoding caches instances)."""
+        """A new tokenizer on the shared model: its piece cache is empty and, with the
+        native core, its CoreBPE is new, so the one-time trie index of the linear
+        backtracking encoder is built again on its first piece of 16+ bytes
+        (``get_encoding`` caches instances, so it is not used for timing)."""
         import tokenforge
 
-        return tokenforge.Tokenizer(
-            tokenforge.BPE.from_ranks(self.ranks),
-            pre_tokenizer=self.pattern_arg,
-            special_tokens=self.specials,
-        )
+        return tokenforge.Tokenizer(self.model, pre_tokenizer=self.pre_tokenizer, special_tokens=self.specials)
 
     def fresh_tiktoken(self):
         """A tiktoken Encoding with the same ranks, pattern and specials (offline)."""

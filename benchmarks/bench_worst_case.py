@@ -1,7 +1,9 @@
-"""Linearity of encoding on adversarial inputs, tokenforge beside tiktoken.
+"""Adversarial inputs: throughput against English, and how encode time scales,
+tokenforge beside tiktoken.
 
 Inputs are generated deterministically (fixed seeds) at several sizes
-(10 KB, 100 KB, 1 MB by default; 1 KB = 1000 bytes of UTF-8):
+(10 KB, 100 KB, 1 MB for both libraries, then 2 MB and 4 MB for tokenforge
+only; 1 KB = 1000 bytes of UTF-8):
 
 * ``letter``  - one letter repeated (``aaaa...``): one giant pre-token
 * ``spaces``  - a run of spaces: one giant whitespace pre-token
@@ -11,22 +13,34 @@ Inputs are generated deterministically (fixed seeds) at several sizes
   merges are all different
 * ``cjk``     - one CJK character repeated (3 UTF-8 bytes each)
 
-Each cell is the best of ``--repeats`` runs of ``encode(text)``; tokenforge
-gets a freshly built tokenizer for every run (empty piece cache, build time
-not counted), tiktoken one ``Encoding`` per encoding (it has no cache).
-The growth columns divide the time at one size by the time at the previous
-size: with sizes ten times apart, about 10 means linear, about 100 quadratic.
-A library whose projected time for the next size exceeds ``--max-seconds``
-skips it (shown as ``skip``). A library that raises on an input is shown as
-``error`` and skips the larger sizes of that input; the exception is printed
-after the tables.
+Each cell is the best of ``--repeats`` runs of ``encode_ordinary(text)``.
+tokenforge gets a freshly built tokenizer for every run, which first encodes
+a short warm-up string (untimed) so that the native core's one-time trie
+index (built lazily on the first piece of 16+ bytes, 30-200 ms) is *not* in
+the cell; the column ``1MB cold`` gives the 1 MB figure *with* that one-time
+cost (first call on a fresh tokenizer). tiktoken uses one ``Encoding`` per
+encoding (it has no cache and no lazy set-up).
 
-Ids of both libraries are compared for every cell; a mismatch, or an
-exception from tokenforge, is printed loudly and the script exits with
-status 1 (an exception from tiktoken is only reported).
+In the same run and the same way, both libraries encode the English corpus
+of ``bench_encode.py`` (~1 MB); ``x English`` is a worst case's MB/s
+divided by that library's English MB/s (the target for tokenforge is >= 1/3).
+``slope`` is the log-log slope of time against size between two sizes
+(1.0 = linear, 2.0 = quadratic).
+
+A library whose projected time for the next size exceeds ``--max-seconds``
+skips it (``skip``); one that raises on an input is shown as ``error`` and
+skips the larger sizes of that input (the exception is printed as a note).
+Ids of both libraries are compared in every cell both ran; at the
+tokenforge-only sizes, ``decode(ids) == text`` is checked instead. A
+mismatch, or an exception from tokenforge, is printed loudly and the script
+exits with status 1.
+
+A log-log plot of time against size (all inputs, both libraries, one panel
+per encoding) is written to ``--plot`` (default
+``benchmarks/worst_case_scaling.png``; needs matplotlib).
 
     python benchmarks/bench_worst_case.py
-    python benchmarks/bench_worst_case.py --max-size 100000 --encodings cl100k_base
+    python benchmarks/bench_worst_case.py --max-size 100000 --encodings cl100k_base --no-plot
 """
 
 from __future__ import annotations
@@ -43,10 +57,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _common import (  # noqa: E402
+    Reference,
     add_backend_arg,
     apply_backend,
-    Reference,
-    fmt_ratio,
     fmt_seconds,
     machine_info,
     mismatch_report,
@@ -59,6 +72,9 @@ from _common import (  # noqa: E402
 INPUTS = ("letter", "spaces", "digits", "json", "random", "cjk")
 ENCODINGS = ("gpt2", "cl100k_base", "o200k_base")
 SIZES = (10_000, 100_000, 1_000_000)
+TF_SIZES = (2_000_000, 4_000_000)
+WARMUP = "Hello, world! " + "a" * 64
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _json_text(n: int) -> str:
@@ -124,42 +140,134 @@ def best_time(run, repeats: int, budget: float) -> tuple[float, list[int]]:
     return best, ids
 
 
+def slope(t_a: float | None, t_b: float | None, a: int, b: int) -> float | None:
+    if not t_a or not t_b or a == b:
+        return None
+    return math.log(t_b / t_a) / math.log(b / a)
+
+
+def fmt_slope(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def english_text() -> str:
+    from bench_encode import load_corpora
+
+    return load_corpora(["english"], 0, None)["english"][0]
+
+
+def make_plot(path: str, results: list[dict], encodings: list[str], english: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(encodings), figsize=(5.2 * len(encodings), 4.8), sharey=True, squeeze=False)
+    colors = dict(zip(INPUTS, ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")))
+    for ax, enc in zip(axes[0], encodings):
+        all_sizes = []
+        for res in (r for r in results if r["encoding"] == enc):
+            c = colors.get(res["input"], "black")
+            for lib, style, marker in (("tokenforge", "-", "o"), ("tiktoken", "--", "x")):
+                pts = sorted((int(n), t) for n, t in res["times"][lib].items() if t)
+                if pts:
+                    xs, ys = zip(*pts)
+                    all_sizes += xs
+                    ax.plot(xs, ys, style, marker=marker, color=c, markersize=4, linewidth=1.4,
+                            label=f"{res['input']} ({lib})" if lib == "tokenforge" else None)
+            for n, what in res["errors"]["tiktoken"].items():
+                ax.annotate(f"tiktoken {what}", (int(n), ax.get_ylim()[0]), fontsize=7, color=c, rotation=90,
+                            va="bottom", ha="center")
+        # English reference: time a linear encoder at English speed would take
+        if all_sizes:
+            lo, hi = min(all_sizes), max(all_sizes)
+            for lib, style in (("tokenforge", "-"), ("tiktoken", "--")):
+                mbps = english[enc].get(lib)
+                if mbps:
+                    ax.plot([lo, hi], [lo / 1e6 / mbps, hi / 1e6 / mbps], style, color="grey", linewidth=2.5, alpha=0.35,
+                            label=f"English speed ({lib})")
+                    if lib == "tokenforge":
+                        ax.plot([lo, hi], [3 * lo / 1e6 / mbps, 3 * hi / 1e6 / mbps], ":", color="grey", linewidth=1.2,
+                                label="3x English time (target bound)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(f"{enc}")
+        ax.set_xlabel("input size (bytes)")
+        ax.grid(True, which="both", alpha=0.25)
+    axes[0][0].set_ylabel("seconds per encode (best of N)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=8, frameon=False)
+    fig.suptitle("Worst-case inputs: encode time vs size (solid = tokenforge, dashed = tiktoken; log-log)", fontsize=11)
+    fig.tight_layout(rect=(0, 0.12, 1, 0.95))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--encodings", default=",".join(ENCODINGS), help="comma-separated (default: %(default)s)")
     ap.add_argument("--inputs", default=",".join(INPUTS), help="comma-separated (default: %(default)s)")
-    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="bytes, comma-separated (default: %(default)s)")
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="bytes, both libraries (default: %(default)s)")
+    ap.add_argument("--tf-sizes", default=",".join(map(str, TF_SIZES)),
+                    help="extra sizes for tokenforge only, '' for none (default: %(default)s)")
     ap.add_argument("--max-size", type=int, default=None, help="drop sizes above this many bytes")
     ap.add_argument("--repeats", "-n", type=int, default=3, help="best of N runs per cell (default: %(default)s)")
     ap.add_argument("--cell-budget", type=float, default=2.0,
                     help="stop repeating a cell once this many seconds are spent on it (default: %(default)s)")
     ap.add_argument("--max-seconds", type=float, default=60.0,
                     help="skip a size whose projected single-run time exceeds this (default: %(default)s)")
+    ap.add_argument("--plot", default=os.path.join(HERE, "worst_case_scaling.png"), help="PNG path (default: %(default)s)")
+    ap.add_argument("--no-plot", action="store_true", help="do not draw the plot")
     ap.add_argument("--json", metavar="PATH", help="also write all figures to this JSON file")
     add_backend_arg(ap)
     args = ap.parse_args(argv)
     apply_backend(args.backend)
     sizes = sorted(int(s) for s in args.sizes.split(",") if s.strip())
+    tf_sizes = sorted(int(s) for s in args.tf_sizes.split(",") if s.strip())
     if args.max_size is not None:
         sizes = [s for s in sizes if s <= args.max_size]
+        tf_sizes = [s for s in tf_sizes if s <= args.max_size]
+    tf_sizes = [s for s in tf_sizes if not sizes or s > sizes[-1]]
     if not sizes:
         ap.error("no sizes left to run")
+    all_sizes = sizes + tf_sizes
     inputs = [k.strip() for k in args.inputs.split(",") if k.strip()]
     for k in inputs:
         make_input(k, 1)  # validate names early
+    encodings = [e.strip() for e in args.encodings.split(",") if e.strip()]
 
     info = machine_info()
     print_machine(info)
     print(f"# command: {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
-    print(f"# best of {args.repeats} (cell budget {args.cell_budget}s); growth = t(size) / t(previous size)\n")
+    print(f"# best of {args.repeats} (cell budget {args.cell_budget}s); tokenforge cells exclude the one-time index "
+          f"(fresh tokenizer + untimed warm-up string), '1MB cold' includes it; sizes {', '.join(map(size_label, sizes))}"
+          f" both libraries, {', '.join(map(size_label, tf_sizes)) or 'none'} tokenforge only\n")
 
     t_start = time.perf_counter()
     problems: list[str] = []  # tokenforge is wrong or failed: exit status 1
     notes: list[str] = []  # tiktoken failed on an input: reported, not a tokenforge fault
     results = []
-    for enc_name in [e.strip() for e in args.encodings.split(",") if e.strip()]:
+    english_mbps: dict[str, dict[str, float]] = {}
+    eng = english_text()
+    eng_mb = len(eng.encode("utf-8")) / 1e6
+    for enc_name in encodings:
         ref = Reference(enc_name)
         tt = ref.fresh_tiktoken()
+
+        def tf_run(text: str, warm: bool = True):
+            tok = ref.fresh_tokenforge()
+            if warm:
+                tok.encode_ordinary(WARMUP)
+            return timed(lambda: tok.encode_ordinary(text))
+
+        # English baseline in the same run, measured the same way
+        print(f"  {enc_name} english baseline ...", file=sys.stderr, flush=True)
+        t_tf, ids_tf = best_time(lambda: tf_run(eng), args.repeats, 1e9)
+        t_tt, ids_tt = best_time(lambda: timed(lambda: tt.encode_ordinary(eng)), args.repeats, 1e9)
+        if ids_tf != ids_tt:
+            problems.append(mismatch_report(f"{enc_name}/english", ids_tf, ids_tt, tt.decode_bytes))
+        english_mbps[enc_name] = {"tokenforge": eng_mb / t_tf, "tiktoken": eng_mb / t_tt}
+
         rows = []
         summary = []
         for kind in inputs:
@@ -167,24 +275,31 @@ def main(argv: list[str] | None = None) -> int:
             skip = {"tokenforge": False, "tiktoken": False}
             errors: dict[str, dict[int, str]] = {"tokenforge": {}, "tiktoken": {}}
             tokens: dict[int, int] = {}
-            for n in sizes:
+            cold_1mb = None
+            for n in all_sizes:
                 text = make_input(kind, n)
                 print(f"  {enc_name} {kind} {size_label(n)} ...", file=sys.stderr, flush=True)
                 ids: dict[str, list[int]] = {}
                 for lib in ("tokenforge", "tiktoken"):
+                    if n not in sizes and lib == "tiktoken":
+                        continue
                     if skip[lib]:
                         times[lib][n] = None
                         continue
                     if lib == "tokenforge":
                         def run():
-                            tok = ref.fresh_tokenforge()
-                            return timed(lambda: tok.encode(text))
+                            return tf_run(text)
                     else:
                         def run():
-                            return timed(lambda: tt.encode(text))
+                            return timed(lambda: tt.encode_ordinary(text))
                     try:
                         t, ids[lib] = best_time(run, args.repeats, args.cell_budget)
-                    except Exception as exc:  # a library that cannot encode this input
+                        if lib == "tokenforge" and n == 1_000_000:
+                            cold_1mb, _ = best_time(lambda: tf_run(text, warm=False), args.repeats, args.cell_budget)
+                    except BaseException as exc:  # a library that cannot encode this input
+                        # (tiktoken's encode_ordinary panics with pyo3's PanicException, a BaseException)
+                        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                            raise
                         msg = f"{enc_name}/{kind}/{size_label(n)}: {lib} raised {type(exc).__name__}: {exc}"
                         (problems if lib == "tokenforge" else notes).append(msg)
                         times[lib][n] = None
@@ -193,12 +308,11 @@ def main(argv: list[str] | None = None) -> int:
                         continue
                     times[lib][n] = t
                     # project the next size with the growth seen so far (at least linear)
-                    prev = [m for m in sizes if m < n and times[lib].get(m)]
+                    prev = [m for m in all_sizes if m < n and times[lib].get(m)]
                     exponent = 1.0
                     if prev:
-                        p = prev[-1]
-                        exponent = max(1.0, math.log(t / times[lib][p]) / math.log(n / p))
-                    nxt = [m for m in sizes if m > n]
+                        exponent = max(1.0, slope(times[lib][prev[-1]], t, prev[-1], n) or 1.0)
+                    nxt = [m for m in all_sizes if m > n]
                     if nxt and t * (nxt[0] / n) ** exponent > args.max_seconds:
                         skip[lib] = True
                 if "tokenforge" in ids and "tiktoken" in ids:
@@ -207,53 +321,79 @@ def main(argv: list[str] | None = None) -> int:
                         problems.append(
                             mismatch_report(f"{enc_name}/{kind}/{size_label(n)}", ids["tokenforge"], ids["tiktoken"], tt.decode_bytes)
                         )
-            growth: dict[str, list[float | None]] = {}
+                elif "tokenforge" in ids:
+                    tokens[n] = len(ids["tokenforge"])
+                    if n not in sizes and ref.fresh_tokenforge().decode(ids["tokenforge"]) != text:
+                        problems.append(f"!!! {enc_name}/{kind}/{size_label(n)}: tokenforge decode(encode(text)) != text")
+            slopes: dict[str, list[float | None]] = {}
             for lib in ("tokenforge", "tiktoken"):
-                g = []
-                for a, b in zip(sizes, sizes[1:]):
-                    ta, tb = times[lib].get(a), times[lib].get(b)
-                    g.append(tb / ta if ta and tb else None)
-                growth[lib] = g
+                run_sizes = all_sizes if lib == "tokenforge" else sizes
+                sl = [slope(times[lib].get(a), times[lib].get(b), a, b) for a, b in zip(all_sizes, all_sizes[1:])]
+                slopes[lib] = sl
                 rows.append(
                     [kind, lib]
                     + [
-                        fmt_seconds(times[lib][n]) if times[lib][n] is not None else ("error" if n in errors[lib] else "skip")
-                        for n in sizes
+                        (fmt_seconds(times[lib][n]) if times[lib].get(n) is not None
+                         else ("error" if n in errors[lib] else ("skip" if n in run_sizes else "")))
+                        for n in all_sizes
                     ]
-                    + [fmt_ratio(x) if x is not None else "-" for x in g]
+                    + [fmt_slope(x) for x in sl]
                 )
-            top = sizes[-1]
-            tf_top, tt_top = times["tokenforge"].get(top), times["tiktoken"].get(top)
+            one = 1_000_000 if 1_000_000 in sizes else sizes[-1]
+            tf1, tt1 = times["tokenforge"].get(one), times["tiktoken"].get(one)
+            tf_mbps = one / 1e6 / tf1 if tf1 else None
+            tt_mbps = one / 1e6 / tt1 if tt1 else None
+            e_tf, e_tt = english_mbps[enc_name]["tokenforge"], english_mbps[enc_name]["tiktoken"]
+            i100 = 100_000 if 100_000 in all_sizes else all_sizes[0]
+            top = max(n for n in all_sizes if times["tokenforge"].get(n)) if any(times["tokenforge"].values()) else None
             summary.append(
                 [
                     kind,
-                    tokens.get(top, "-"),
-                    fmt_ratio(growth["tokenforge"][-1]) if growth["tokenforge"] and growth["tokenforge"][-1] else "-",
-                    fmt_ratio(growth["tiktoken"][-1]) if growth["tiktoken"] and growth["tiktoken"][-1] else "-",
-                    f"{tf_top / tt_top:.1f}" if tf_top and tt_top else "-",
-                    f"{top / 1e6 / tf_top:.2f}" if tf_top else "-",
-                    f"{top / 1e6 / tt_top:.2f}" if tt_top else "-",
+                    tokens.get(one, "-"),
+                    f"{tf_mbps:.1f}" if tf_mbps else "-",
+                    f"{tt_mbps:.1f}" if tt_mbps else "-",
+                    f"{tf_mbps / tt_mbps:.2f}" if tf_mbps and tt_mbps else "-",
+                    f"{tf_mbps / e_tf:.2f}" if tf_mbps else "-",
+                    ("yes" if tf_mbps and tf_mbps / e_tf >= 1 / 3 else "NO") if tf_mbps else "-",
+                    f"{tt_mbps / e_tt:.2f}" if tt_mbps else "-",
+                    fmt_slope(slope(times["tokenforge"].get(i100), tf1, i100, one)),
+                    fmt_slope(slope(tf1, times["tokenforge"].get(top), one, top)) if top and top > one else "-",
+                    fmt_slope(slope(times["tiktoken"].get(i100), tt1, i100, one)),
+                    f"{one / 1e6 / cold_1mb:.1f}" if cold_1mb else "-",
                 ]
             )
             results.append(
-                {"encoding": enc_name, "input": kind, "times": times, "growth": growth, "tokens": tokens, "errors": errors}
+                {"encoding": enc_name, "input": kind, "times": times, "slopes": slopes, "tokens": tokens, "errors": errors,
+                 "mbps_1mb": {"tokenforge": tf_mbps, "tiktoken": tt_mbps},
+                 "x_english": {"tokenforge": tf_mbps / e_tf if tf_mbps else None, "tiktoken": tt_mbps / e_tt if tt_mbps else None},
+                 "tokenforge_1mb_cold_incl_index_s": cold_1mb}
             )
+        e = english_mbps[enc_name]
         print(f"## {enc_name}: seconds per encode (best of {args.repeats}; tokenforge [{tokenizer_backend(ref.fresh_tokenforge())}])\n")
-        growth_headers = [f"{size_label(b)}/{size_label(a)}" for a, b in zip(sizes, sizes[1:])]
-        print_table(["input", "library"] + [size_label(n) for n in sizes] + growth_headers, rows)
-        last = f"{size_label(sizes[-1])}/{size_label(sizes[-2])}" if len(sizes) > 1 else "-"
-        print(f"\n## {enc_name}: summary at {size_label(sizes[-1])}\n")
+        slope_headers = [f"slope {size_label(a)}-{size_label(b)}" for a, b in zip(all_sizes, all_sizes[1:])]
+        print_table(["input", "library"] + [size_label(n) for n in all_sizes] + slope_headers, rows)
+        one_l = size_label(1_000_000 if 1_000_000 in sizes else sizes[-1])
+        print(f"\n## {enc_name}: at {one_l}; English (same run): tokenforge {e['tokenforge']:.1f} MB/s, "
+              f"tiktoken {e['tiktoken']:.1f} MB/s\n")
         print_table(
-            ["input", "tokens", f"tf growth {last}", f"tt growth {last}", "tf/tt time", "tf MB/s", "tt MB/s"],
+            ["input", "tokens", "tf MB/s", "tt MB/s", "tf/tt", "tf x English", "tf >= 1/3?", "tt x English",
+             f"tf slope 100KB-{one_l}", f"tf slope {one_l}-max", f"tt slope 100KB-{one_l}", f"tf {one_l} cold MB/s"],
             summary,
         )
         print()
 
     print(f"# total wall time {time.perf_counter() - t_start:.1f}s")
+    if not args.no_plot:
+        try:
+            make_plot(args.plot, results, encodings, english_mbps)
+            print(f"# plot written to {args.plot}")
+        except ImportError as exc:
+            print(f"# no plot: {exc} (pip install matplotlib)")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(
-                {"machine": info, "args": vars(args), "results": results, "problems": problems, "notes": notes},
+                {"machine": info, "args": vars(args), "english_mbps": english_mbps, "results": results,
+                 "problems": problems, "notes": notes},
                 f,
                 indent=1,
             )
@@ -267,7 +407,8 @@ def main(argv: list[str] | None = None) -> int:
             print(p)
         print(bar)
         return 1
-    print("ids identical to tiktoken in every cell that both libraries ran.")
+    print("ids identical to tiktoken in every cell that both libraries ran; "
+          "tokenforge-only sizes decode back to their input.")
     return 0
 
 

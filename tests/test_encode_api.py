@@ -69,8 +69,12 @@ def test_non_str_input_is_a_clear_error(cl100k):
 @given(st.lists(st.text(max_size=30), max_size=8))
 def test_batch_equals_single(texts):
     enc = tokenforge.get_encoding("o200k_base")
-    assert enc.encode_batch(texts) == [enc.encode(t) for t in texts]
+    for policy in ({"disallowed_special": ()}, {"allowed_special": "all"}):
+        assert enc.encode_batch(texts, **policy) == [enc.encode(t, **policy) for t in texts]
     assert enc.encode_ordinary_batch(texts) == [enc.encode_ordinary(t) for t in texts]
+    texts = texts + ["x<|endoftext|>"]
+    with pytest.raises(SpecialTokenError):  # the default policy rejects specials in a batch too
+        enc.encode_batch(texts)
 
 
 _stream_atoms = st.sampled_from(

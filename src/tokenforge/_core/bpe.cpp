@@ -1,5 +1,7 @@
 #include "bpe.h"
 
+#include <cstring>
+
 #include <algorithm>
 #include <functional>
 
@@ -8,33 +10,30 @@ namespace tf {
 namespace {
 
 void merge_short(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>& out) {
-  // starts[k] = start of part k (starts[parts] = n); part[k] = rank of part k;
-  // ranks[k] = rank of the merge of parts k and k+1 (NONE if it is not a token).
-  uint32_t starts[SHORT_PIECE + 1];
-  uint32_t part[SHORT_PIECE];
-  uint32_t ranks[SHORT_PIECE];
-  size_t parts = n;
-  for (size_t k = 0; k <= n; ++k) starts[k] = (uint32_t)k;
-  for (size_t k = 0; k < n; ++k) part[k] = v.byte_rank(p[k]);
-  for (size_t k = 0; k + 1 < parts; ++k) ranks[k] = v.rank(p + k, 2);
-  while (parts > 1) {
+  // One record per part: its start, its own rank, and the rank of merging it with the next
+  // part (NONE if that is not a token). A merge removes one record with a single memmove.
+  struct Part {
+    uint32_t start, self, pair;
+  };
+  Part parts[SHORT_PIECE + 1];
+  size_t count = n;
+  for (size_t k = 0; k < n; ++k) parts[k] = Part{(uint32_t)k, v.byte_rank(p[k]), Vocab::NONE};
+  parts[n] = Part{(uint32_t)n, Vocab::NONE, Vocab::NONE};
+  for (size_t k = 0; k + 1 < n; ++k) parts[k].pair = v.rank(p + k, 2);
+  while (count > 1) {
     uint32_t best = Vocab::NONE;
     size_t bi = 0;
-    for (size_t k = 0; k + 1 < parts; ++k) {
-      if (ranks[k] < best) { best = ranks[k]; bi = k; }
+    for (size_t k = 0; k + 1 < count; ++k) {
+      if (parts[k].pair < best) { best = parts[k].pair; bi = k; }
     }
     if (best == Vocab::NONE) break;
-    // merge part bi with bi+1: drop starts[bi+1] and the rank of the merged pair
-    part[bi] = best;
-    for (size_t k = bi + 1; k < parts; ++k) starts[k] = starts[k + 1];
-    for (size_t k = bi + 1; k + 1 < parts; ++k) part[k] = part[k + 1];
-    --parts;
-    for (size_t k = bi + 1; k + 1 < parts; ++k) ranks[k] = ranks[k + 1];
-    if (bi + 1 < parts) ranks[bi] = v.rank(p + starts[bi], starts[bi + 2] - starts[bi]);
-    else ranks[bi] = Vocab::NONE;
-    if (bi > 0) ranks[bi - 1] = v.rank(p + starts[bi - 1], starts[bi + 1] - starts[bi - 1]);
+    parts[bi].self = best;
+    std::memmove(&parts[bi + 1], &parts[bi + 2], (count - bi - 1) * sizeof(Part));  // keeps the sentinel
+    --count;
+    parts[bi].pair = bi + 1 < count ? v.rank(p + parts[bi].start, parts[bi + 2].start - parts[bi].start) : Vocab::NONE;
+    if (bi > 0) parts[bi - 1].pair = v.rank(p + parts[bi - 1].start, parts[bi + 1].start - parts[bi - 1].start);
   }
-  out.insert(out.end(), part, part + parts);
+  for (size_t k = 0; k < count; ++k) out.push_back(parts[k].self);
 }
 
 struct Cand {

@@ -63,6 +63,7 @@ class Vocab {
     size_t cap = 16;
     while (cap < entries_.size() * 2 + 16) cap <<= 1;
     slots_.assign(cap, Slot{0, 0, 0, 0});
+    tags_.assign(cap, 0);
     mask_ = cap - 1;
     rank2_.assign(65536, NONE);
     for (auto& r : rank1_) r = NONE;
@@ -74,7 +75,8 @@ class Vocab {
         uint32_t& r2 = rank2_[(size_t)p[0] << 8 | p[1]];
         if (r2 == NONE || e.rank < r2) r2 = e.rank;
       }
-      size_t i = hash_bytes(p, e.len) & mask_;
+      uint64_t h = hash_bytes(p, e.len);
+      size_t i = h & mask_;
       bool dup = false;
       while (slots_[i].len != 0) {
         if (slots_[i].len == e.len && std::memcmp(arena_.data() + entries_[slots_[i].idx].off, p, e.len) == 0) {
@@ -83,26 +85,34 @@ class Vocab {
         }
         i = (i + 1) & mask_;
       }
-      if (!dup) slots_[i] = Slot{prefix(p, e.len), e.rank, e.len, k};
+      if (!dup) {
+        slots_[i] = Slot{prefix(p, e.len), e.rank, e.len, k};
+        tags_[i] = tag_of(h);
+      }
     }
     max_len_ = 0;
     for (auto& e : entries_) max_len_ = std::max<size_t>(max_len_, e.len);
   }
   inline uint32_t byte_rank(uint8_t b) const { return rank1_[b]; }
-  // Rank of the token with bytes p[0:n], or NONE. One probe touches one slot for keys of up
-  // to 8 bytes (their bytes live in the slot); longer keys compare the rest in the arena.
+  // Rank of the token with bytes p[0:n], or NONE. Probing reads a one-byte tag per slot
+  // (a compact array that stays in cache), so most misses never touch a slot; a tag hit
+  // reads one slot, which holds the first 8 key bytes; longer keys compare the rest.
   inline uint32_t rank(const uint8_t* p, size_t n) const {
     if (n == 1) return rank1_[p[0]];
     if (n == 2) return rank2_[(size_t)p[0] << 8 | p[1]];
     if (n > max_len_) return NONE;
-    uint64_t pre = prefix(p, n);
-    size_t i = hash_bytes(p, n) & mask_;
+    uint64_t h = hash_bytes(p, n);
+    uint8_t tag = tag_of(h);
+    size_t i = h & mask_;
     for (;;) {
-      const Slot& sl = slots_[i];
-      if (sl.len == 0) return NONE;
-      if (sl.len == n && sl.pre == pre &&
-          (n <= 8 || std::memcmp(arena_.data() + entries_[sl.idx].off + 8, p + 8, n - 8) == 0))
-        return sl.rank;
+      uint8_t t = tags_[i];
+      if (t == 0) return NONE;
+      if (t == tag) {
+        const Slot& sl = slots_[i];
+        if (sl.len == n && sl.pre == prefix(p, n) &&
+            (n <= 8 || std::memcmp(arena_.data() + entries_[sl.idx].off + 8, p + 8, n - 8) == 0))
+          return sl.rank;
+      }
       i = (i + 1) & mask_;
     }
   }
@@ -125,19 +135,21 @@ class Vocab {
     uint32_t len;   // 0 = empty slot
     uint32_t idx;   // entry index (for the bytes past the first 8)
   };
+  static inline uint8_t tag_of(uint64_t h) { return (uint8_t)(0x80 | (h >> 57)); }  // never 0
   static inline uint64_t prefix(const uint8_t* p, size_t n) {
     uint64_t w = 0;
     std::memcpy(&w, p, n < 8 ? n : 8);
     return w;
   }
   std::vector<Slot> slots_;
+  std::vector<uint8_t> tags_;  // 0 = empty slot, else 0x80 | 7 hash bits
   std::vector<uint32_t> rank2_;
   uint32_t rank1_[256];
   size_t mask_ = 0;
   size_t max_len_ = 0;
 };
 
-constexpr size_t SHORT_PIECE = 32;
+constexpr size_t SHORT_PIECE = 128;
 
 // Appends the ids of piece p[0:n] (n >= 1) to out: whole-piece lookup, then merging.
 void bpe_encode_piece(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>& out);

@@ -70,20 +70,43 @@ constexpr size_t CACHE_MAX_PIECE = 15;
 //: Pieces longer than this use the linear backtracking encoder instead of the heap.
 constexpr size_t BACKTRACK_MIN_PIECE = 16;
 
-// The backtracker is built on first use (it needs a trie of the vocabulary).
+// The backtracker needs a trie of the vocabulary (30-220 ms to build, 13-54 MB). It is
+// built only once long pieces have cost enough to pay for it (ski rental): after
+// BUILD_AFTER_BYTES of pieces of BACKTRACK_MIN_PIECE+ bytes went through the array/heap
+// merge, or at once for a single piece of HUGE_PIECE+ bytes, where the heap is slowest.
+constexpr size_t BUILD_AFTER_BYTES = 4 << 20;
+constexpr size_t HUGE_PIECE = 1 << 16;
+
 struct LazyBacktracker {
   std::once_flag once;
-  tf::Backtracker* bt = nullptr;
+  std::atomic<const tf::Backtracker*> built{nullptr};
+  std::atomic<size_t> long_bytes{0};
+  tf::Backtracker* owned = nullptr;
   const tf::Backtracker& get(const Vocab& v) {
-    std::call_once(once, [&] { bt = new tf::Backtracker(v); });
-    return *bt;
+    std::call_once(once, [&] {
+      owned = new tf::Backtracker(v);
+      built.store(owned, std::memory_order_release);
+    });
+    return *owned;
   }
-  ~LazyBacktracker() { delete bt; }
+  ~LazyBacktracker() { delete owned; }
 };
 
 inline void merge_piece(const Vocab& v, LazyBacktracker& lazy, const uint8_t* p, size_t m, std::vector<uint32_t>& out) {
-  if (m >= BACKTRACK_MIN_PIECE) lazy.get(v).encode(p, m, out);
-  else tf::bpe_merge(v, p, m, out);
+  if (m < BACKTRACK_MIN_PIECE) {
+    tf::bpe_merge(v, p, m, out);
+    return;
+  }
+  const tf::Backtracker* bt = lazy.built.load(std::memory_order_acquire);
+  if (!bt) {
+    size_t seen = lazy.long_bytes.fetch_add(m, std::memory_order_relaxed) + m;
+    if (seen < BUILD_AFTER_BYTES && m < HUGE_PIECE) {
+      tf::bpe_merge(v, p, m, out);
+      return;
+    }
+    bt = &lazy.get(v);
+  }
+  bt->encode(p, m, out);
 }
 
 void encode_text(const Vocab& v, LazyBacktracker& lazy, Pattern pat, const uint8_t* s, size_t n,
