@@ -238,6 +238,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TokenforgeError as exc:
         print(f"tokenforge: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # output piped into `head` and closed: not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:
         print(f"tokenforge: error: {exc}", file=sys.stderr)
         return 1
