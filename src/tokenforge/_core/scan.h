@@ -174,6 +174,15 @@ inline size_t ws_piece(const Text& t, size_t i, bool end_rule_first, bool crlf_r
   return i + c.len;  // \s (or \s+ of one character)
 }
 
+constexpr size_t NONE_POS = (size_t)-1;
+
+// ` ?[^\s\p{L}\p{N}]+`: where the run of "other" characters starts (after an optional
+// space), or NONE_POS when the text at i does not begin such a piece.
+inline size_t other_start(const Text& t, size_t i, const Ch& c) {
+  if (c.cp == ' ' && i + 1 < t.n && is_other(char_at(t, i + 1).f)) return i + 1;
+  return is_other(c.f) ? i : NONE_POS;
+}
+
 inline size_t next_gpt2(const Text& t, size_t i) {
   Ch c = char_at(t, i);
   if (c.cp == '\'') {
@@ -209,13 +218,8 @@ inline size_t next_cl100k_family(const Text& t, size_t i, int max_digits, bool e
     if (d.f & F_L) return run_letters(t, i + c.len);
   }
   if (c.f & F_N) return run_numbers_max(t, i, max_digits);
-  size_t s = i;
-  uint16_t f = c.f;
-  if (c.cp == ' ' && i + 1 < t.n) {
-    Ch d = char_at(t, i + 1);
-    if (is_other(d.f)) { s = i + 1; f = d.f; }
-  }
-  if (is_other(f)) return run_crlf(t, run_other(t, s));
+  size_t s = other_start(t, i, c);
+  if (s != NONE_POS) return run_crlf(t, run_other(t, s));
   return ws_piece(t, i, end_rule_first, true);
 }
 
@@ -248,13 +252,8 @@ inline size_t next_o200k(const Text& t, size_t i) {
   if (prefix_ok && (e = o200k_alt2(t, i + c.len))) return e;
   if ((c.f & F_UPPERISH) && (e = o200k_alt2(t, i))) return e;
   if (c.f & F_N) return run_numbers_max(t, i, 3);
-  size_t s = i;
-  uint16_t f = c.f;
-  if (c.cp == ' ' && i + 1 < t.n) {
-    Ch d = char_at(t, i + 1);
-    if (is_other(d.f)) { s = i + 1; f = d.f; }
-  }
-  if (is_other(f)) return run_crlf_slash(t, run_other(t, s));
+  size_t s = other_start(t, i, c);
+  if (s != NONE_POS) return run_crlf_slash(t, run_other(t, s));
   return ws_piece(t, i, false, true);
 }
 
