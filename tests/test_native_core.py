@@ -295,3 +295,16 @@ def test_non_monotone_vocabulary_uses_the_definition_and_stays_exact():
     assert not c._check_pair(0xFFFFFFFF, 0xFFFFFFFF, False)
     for piece in [b"abc" * 30, b"abcab" * 20, b"cabca" * 25, b"aabbcc" * 20]:
         assert c.merge_with(piece, 1) == c.merge_with(piece, 0), piece
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_ATOMS), max_size=20).map("".join), max_size=12), st.integers(1, 3))
+def test_flat_batch_to_numpy_equals_lists(texts, threads):
+    pytest.importorskip("numpy")
+    for backend in ("native", "python"):
+        enc = _pair("cl100k_base")[0 if backend == "native" else 1]
+        ids, offsets = enc.encode_batch_to_numpy(texts, num_threads=threads, disallowed_special=())
+        assert len(offsets) == len(texts) + 1 and offsets[0] == 0
+        assert [ids[offsets[k] : offsets[k + 1]].tolist() for k in range(len(texts))] == [
+            enc.encode_ordinary(t) for t in texts
+        ]

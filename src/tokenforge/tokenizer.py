@@ -249,6 +249,46 @@ class Tokenizer:
             raise EncodeInputError("encode_ordinary_batch takes a sequence of str, not one str")
         return self.encode_batch(texts, num_threads=num_threads, disallowed_special=())
 
+    def encode_batch_to_numpy(
+        self,
+        texts: Sequence[str],
+        *,
+        num_threads: int | None = None,
+        allowed_special: SpecialPolicy = frozenset(),
+        disallowed_special: SpecialPolicy = "all",
+    ):
+        """Encode many texts into one flat ``uint32`` array plus ``int64`` offsets:
+        text ``k`` is ``ids[offsets[k]:offsets[k + 1]]``. No Python object is made per
+        token, so this is the fastest way to encode a corpus.
+
+        >>> import tokenforge
+        >>> ids, offsets = tokenforge.get_encoding("gpt2").encode_batch_to_numpy(["hello", "hello world"])
+        >>> ids[offsets[1]:offsets[2]].tolist()
+        [31373, 995]
+        """
+        import numpy as np
+
+        if isinstance(texts, str):
+            raise EncodeInputError("encode_batch_to_numpy takes a sequence of str, not one str")
+        texts = list(texts)
+        allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
+        if self._core is not None and self._native_split and not allowed:
+            for n, t in enumerate(texts):
+                if not isinstance(t, str):
+                    raise EncodeInputError(f"encode_batch_to_numpy expects str items; item {n} is {type(t).__name__}")
+                if disallowed:
+                    self._specials.check(t, disallowed)
+            try:
+                ids, offsets = self._core.encode_ordinary_batch_flat(texts, num_threads or os.cpu_count() or 1)
+                return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.uint64).astype(np.int64)
+            except UnicodeEncodeError:
+                pass  # a lone surrogate: the per-text path replaces it
+        lists = self.encode_batch(texts, num_threads=num_threads, allowed_special=allowed, disallowed_special=disallowed)
+        offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+        np.cumsum([len(x) for x in lists], out=offsets[1:])
+        ids = np.fromiter((i for x in lists for i in x), dtype=np.uint32, count=int(offsets[-1]))
+        return ids, offsets
+
     def encode_to_numpy(
         self,
         text: str,

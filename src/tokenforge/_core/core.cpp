@@ -304,28 +304,27 @@ PyObject* CoreBPE_encode_ordinary_u32(CoreBPE* self, PyObject* arg) {
   return PyBytes_FromStringAndSize((const char*)out.data(), (Py_ssize_t)(out.size() * sizeof(uint32_t)));
 }
 
-// encode_ordinary_batch(texts: list[str], num_threads: int) -> list[list[int]]
-PyObject* CoreBPE_encode_ordinary_batch(CoreBPE* self, PyObject* args) {
-  PyObject* texts;
-  int num_threads;
-  if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &texts, &num_threads)) return nullptr;
-  if (!need_scanner(self)) return nullptr;
+// Encodes a list of str on up to num_threads threads (GIL released) into outs.
+// Returns false with a Python error set on failure.
+bool encode_many(CoreBPE* self, PyObject* texts, int num_threads, std::vector<std::vector<uint32_t>>& outs) {
+  if (!need_scanner(self)) return false;
   Py_ssize_t count = PyList_GET_SIZE(texts);
-  std::vector<PyObject*> keep((size_t)count);
+  std::vector<PyObject*> keep;
   std::vector<std::pair<const char*, size_t>> items((size_t)count);
+  keep.reserve((size_t)count);
   for (Py_ssize_t k = 0; k < count; ++k) {
     PyObject* o = PyList_GET_ITEM(texts, k);
     Py_ssize_t n;
     const char* s = PyUnicode_AsUTF8AndSize(o, &n);
     if (!s) {
-      for (Py_ssize_t j = 0; j < k; ++j) Py_DECREF(keep[(size_t)j]);
-      return nullptr;
+      for (PyObject* x : keep) Py_DECREF(x);
+      return false;
     }
     Py_INCREF(o);
-    keep[(size_t)k] = o;
+    keep.push_back(o);
     items[(size_t)k] = {s, (size_t)n};
   }
-  std::vector<std::vector<uint32_t>> outs((size_t)count);
+  outs.assign((size_t)count, {});
   std::atomic<size_t> next{0};
   std::atomic<bool> oom{false};
   const Vocab& v = *self->vocab;
@@ -356,15 +355,56 @@ PyObject* CoreBPE_encode_ordinary_batch(CoreBPE* self, PyObject* args) {
   for (auto& th : pool) th.join();
   Py_END_ALLOW_THREADS
   for (PyObject* o : keep) Py_DECREF(o);
-  if (oom) return PyErr_NoMemory();
-  PyObject* result = PyList_New(count);
+  if (oom) {
+    PyErr_NoMemory();
+    return false;
+  }
+  return true;
+}
+
+// encode_ordinary_batch(texts: list[str], num_threads: int) -> list[list[int]]
+PyObject* CoreBPE_encode_ordinary_batch(CoreBPE* self, PyObject* args) {
+  PyObject* texts;
+  int num_threads;
+  if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &texts, &num_threads)) return nullptr;
+  std::vector<std::vector<uint32_t>> outs;
+  if (!encode_many(self, texts, num_threads, outs)) return nullptr;
+  PyObject* result = PyList_New((Py_ssize_t)outs.size());
   if (!result) return nullptr;
-  for (Py_ssize_t k = 0; k < count; ++k) {
-    PyObject* l = list_of_ids(self, outs[(size_t)k]);
+  for (size_t k = 0; k < outs.size(); ++k) {
+    PyObject* l = list_of_ids(self, outs[k]);
     if (!l) { Py_DECREF(result); return nullptr; }
-    PyList_SET_ITEM(result, k, l);
+    PyList_SET_ITEM(result, (Py_ssize_t)k, l);
   }
   return result;
+}
+
+// encode_ordinary_batch_flat(texts, num_threads) -> (bytes of uint32 ids, bytes of uint64 offsets):
+// document k is ids[offsets[k]:offsets[k+1]]. No Python object per token.
+PyObject* CoreBPE_encode_ordinary_batch_flat(CoreBPE* self, PyObject* args) {
+  PyObject* texts;
+  int num_threads;
+  if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &texts, &num_threads)) return nullptr;
+  std::vector<std::vector<uint32_t>> outs;
+  if (!encode_many(self, texts, num_threads, outs)) return nullptr;
+  size_t total = 0;
+  for (auto& o : outs) total += o.size();
+  PyObject* ids = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)(total * sizeof(uint32_t)));
+  PyObject* offs = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)((outs.size() + 1) * sizeof(uint64_t)));
+  if (!ids || !offs) { Py_XDECREF(ids); Py_XDECREF(offs); return nullptr; }
+  uint32_t* w = (uint32_t*)PyBytes_AS_STRING(ids);
+  uint64_t* o = (uint64_t*)PyBytes_AS_STRING(offs);
+  size_t pos = 0;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    o[k] = pos;
+    if (!outs[k].empty()) std::memcpy(w + pos, outs[k].data(), outs[k].size() * sizeof(uint32_t));
+    pos += outs[k].size();
+  }
+  o[outs.size()] = pos;
+  PyObject* t = PyTuple_Pack(2, ids, offs);
+  Py_DECREF(ids);
+  Py_DECREF(offs);
+  return t;
 }
 
 // encode_piece(piece: bytes) -> list[int]
@@ -485,6 +525,8 @@ PyMethodDef CoreBPE_methods[] = {
     {"encode_ordinary", (PyCFunction)CoreBPE_encode_ordinary, METH_O, "Encode a str with the native scanner."},
     {"encode_ordinary_u32", (PyCFunction)CoreBPE_encode_ordinary_u32, METH_O, "Encode to packed uint32 bytes."},
     {"encode_ordinary_batch", (PyCFunction)CoreBPE_encode_ordinary_batch, METH_VARARGS, "Encode a list of str on threads."},
+    {"encode_ordinary_batch_flat", (PyCFunction)CoreBPE_encode_ordinary_batch_flat, METH_VARARGS,
+     "Encode a list of str on threads into flat uint32 ids + uint64 offsets."},
     {"encode_piece", (PyCFunction)CoreBPE_encode_piece, METH_O, "Ids of one pre-token."},
     {"split", (PyCFunction)CoreBPE_split, METH_O, "Pieces of the native scanner."},
     {"merge_with", (PyCFunction)CoreBPE_merge_with, METH_VARARGS, "Merge a piece with a chosen algorithm."},
