@@ -14,7 +14,6 @@ or a tokenizer file. Errors print one line to stderr and exit with status 1.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from types import MappingProxyType
 from typing import Any
 
 from . import _native, bytelevel

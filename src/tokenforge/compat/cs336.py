@@ -17,13 +17,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 
 from .. import bytelevel
-from ..errors import FileFormatError, SpecialTokenError
+from ..errors import FileFormatError
 from ..models.bpe import BPE
 from ..tokenizer import Tokenizer as _Tokenizer
 from ..trainers.bpe import BPETrainer

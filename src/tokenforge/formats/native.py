@@ -53,7 +53,7 @@ def dumps(data: dict[str, Any]) -> str:
         comma = "," if n < len(keys) - 1 else ""
         value = doc[key]
         if key == "model":
-            lines.append(f'  "model": {{')
+            lines.append('  "model": {')
             mkeys = list(value)
             for m, mk in enumerate(mkeys):
                 mcomma = "," if m < len(mkeys) - 1 else ""
