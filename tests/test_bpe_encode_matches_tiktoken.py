@@ -99,3 +99,14 @@ def test_random_tricky_text_equals_tiktoken(text):
 def test_arbitrary_unicode_equals_tiktoken(text):
     for name in ["cl100k_base", "o200k_base"]:
         assert tokenforge.get_encoding(name).encode_ordinary(text) == reference(name).encode_ordinary(text)
+
+
+def test_gpt2_files_from_disk_give_tiktoken_ids(shared_data):
+    tok = tokenforge.load(shared_data / "vocab" / "gpt2")
+    ref = reference("gpt2")
+    texts = TRICKY + [(shared_data / "text" / f).read_text(encoding="utf-8") for f in ["corpus.en", "german.txt"]]
+    for text in texts:
+        assert tok.encode(text, disallowed_special=()) == ref.encode(text, disallowed_special=())
+        assert tok.encode(text + "<|endoftext|>", allowed_special="all") == ref.encode(
+            text + "<|endoftext|>", allowed_special="all"
+        )
