@@ -308,3 +308,25 @@ def test_flat_batch_to_numpy_equals_lists(texts, threads):
         assert [ids[offsets[k] : offsets[k + 1]].tolist() for k in range(len(texts))] == [
             enc.encode_ordinary(t) for t in texts
         ]
+
+
+def test_sparse_ids_stay_correct_without_a_huge_native_table():
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks[b"ab"] = 3_000_000_000  # far beyond the vocabulary size
+    tok = tokenforge.Tokenizer(tokenforge.BPE.from_ranks(ranks), pre_tokenizer="gpt2")
+    assert tok._core is None  # the Python path serves it
+    assert tok.encode("ab") == [3_000_000_000] and tok.decode([3_000_000_000]) == "ab"
+    with pytest.raises(tokenforge.FileFormatError, match="token id must be an int"):
+        tokenforge.BPE.from_ranks({**ranks, b"cd": 2**32})
+
+
+def test_very_long_tokens_are_merged_exactly():
+    # a token chain 600 bytes deep: the backtracker's spine check must not truncate it
+    ranks = {bytes([i]): i for i in range(256)}
+    tok = b"a"
+    for _ in range(600):
+        tok += b"a"
+        ranks[tok] = len(ranks)
+    c = core.CoreBPE(ranks, {}, -1)
+    for piece in [b"a" * 601, b"a" * 1500, b"ab" * 300 + b"a" * 700]:
+        assert c.merge_with(piece, 1) == c.merge_with(piece, 0)

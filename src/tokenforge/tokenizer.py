@@ -90,7 +90,9 @@ class Tokenizer:
         native = _native.core(backend)
         self._core = None
         self._native_split = False
-        if native is not None:
+        # The core keeps an id -> bytes array; ids spread far beyond the vocabulary size
+        # (a hand-made rank file) would make it huge, so such tokenizers stay in Python.
+        if native is not None and max(decoder) < 2 * len(decoder) + 65536:
             scanner = -1
             if pre_tokenizer is not None and pre_tokenizer.name in _native.SCANNERS:
                 scanner = _native.SCANNERS[pre_tokenizer.name]

@@ -124,8 +124,14 @@ bool Backtracker::pair_is_valid(uint32_t a, uint32_t b, std::vector<uint8_t>& bu
   if (!monotone_) return pair_is_valid_by_merging(a, b, buf);
   uint32_t xs[512], ys[512];
   size_t p = 0, q = 0;
-  for (uint32_t t = a; t != NONE && p < 512; t = split_right_[t]) xs[p++] = t;  // a, ..., last byte
-  for (uint32_t t = b; t != NONE && q < 512; t = split_left_[t]) ys[q++] = t;   // b, ..., first byte
+  for (uint32_t t = a; t != NONE; t = split_right_[t]) {  // a, ..., last byte
+    if (p == 512) return pair_is_valid_by_merging(a, b, buf);  // a freak vocabulary: do it the long way
+    xs[p++] = t;
+  }
+  for (uint32_t t = b; t != NONE; t = split_left_[t]) {  // b, ..., first byte
+    if (q == 512) return pair_is_valid_by_merging(a, b, buf);
+    ys[q++] = t;
+  }
   size_t la = token_len_[a], lb = token_len_[b];
   buf.resize(la + lb);
   std::memcpy(buf.data(), v_.entry_bytes(token_off_[a]), la);

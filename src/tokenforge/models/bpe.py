@@ -26,6 +26,8 @@ from typing import Mapping, Sequence
 
 from ..errors import FileFormatError
 
+#: Ids are stored as 32-bit values (one value is reserved as "no token").
+MAX_ID = 2**32 - 1
 #: Pieces longer than this many bytes use the heap merge.
 SHORT_PIECE_BYTES = 128
 
@@ -130,8 +132,8 @@ class BPE:
         ranks: dict[bytes, int] = {}
         clean: dict[int, bytes] = {}
         for i, tok in sorted(vocab.items()):
-            if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-                raise FileFormatError(f"token id must be a non-negative int, got {i!r}")
+            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < MAX_ID:
+                raise FileFormatError(f"token id must be an int in 0..{MAX_ID - 1}, got {i!r}")
             if not isinstance(tok, (bytes, bytearray)) or len(tok) == 0:
                 raise FileFormatError(f"token {i} must be non-empty bytes, got {tok!r}")
             tok = bytes(tok)
