@@ -228,21 +228,34 @@ class Tokenizer:
         With the native core, texts without allowed specials are encoded on
         ``num_threads`` threads (default: every core) with the GIL released.
         """
+        texts, allowed, disallowed = self._batch_args("encode_batch", texts, allowed_special, disallowed_special)
+        out = self._native_batch(self._core.encode_ordinary_batch if self._core else None, texts, allowed, num_threads)
+        if out is not None:
+            return out
+        return [self.encode(t, allowed_special=allowed, disallowed_special=disallowed) for t in texts]
+
+    def _batch_args(self, method: str, texts, allowed_special, disallowed_special):
+        """Validate a batch: a sequence of str, none holding a disallowed special."""
         if isinstance(texts, str):
-            raise EncodeInputError("encode_batch takes a sequence of str, not one str; use encode()")
+            raise EncodeInputError(f"{method} takes a sequence of str, not one str; use encode()")
         texts = list(texts)
         allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
-        if self._core is not None and self._native_split and not allowed:
-            for n, t in enumerate(texts):
-                if not isinstance(t, str):
-                    raise EncodeInputError(f"encode_batch expects str items; item {n} is {type(t).__name__}")
-                if disallowed:
-                    self._specials.check(t, disallowed)
-            try:
-                return self._core.encode_ordinary_batch(texts, num_threads or os.cpu_count() or 1)
-            except UnicodeEncodeError:
-                pass  # a lone surrogate somewhere: take the per-text path, which replaces it
-        return [self.encode(t, allowed_special=allowed, disallowed_special=disallowed) for t in texts]
+        for n, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise EncodeInputError(f"{method} expects str items; item {n} is {type(t).__name__}")
+            if disallowed:
+                self._specials.check(t, disallowed)
+        return texts, allowed, disallowed
+
+    def _native_batch(self, call, texts: list[str], allowed: frozenset[str], num_threads: int | None):
+        """Run a native batch call on threads, or return None when the per-text path must
+        serve (no core, a custom pattern, allowed specials, or a lone surrogate to replace)."""
+        if call is None or not self._native_split or allowed:
+            return None
+        try:
+            return call(texts, num_threads or os.cpu_count() or 1)
+        except UnicodeEncodeError:
+            return None
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
         """``encode_batch`` with every special-token string treated as text."""
@@ -269,21 +282,11 @@ class Tokenizer:
         """
         import numpy as np
 
-        if isinstance(texts, str):
-            raise EncodeInputError("encode_batch_to_numpy takes a sequence of str, not one str")
-        texts = list(texts)
-        allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
-        if self._core is not None and self._native_split and not allowed:
-            for n, t in enumerate(texts):
-                if not isinstance(t, str):
-                    raise EncodeInputError(f"encode_batch_to_numpy expects str items; item {n} is {type(t).__name__}")
-                if disallowed:
-                    self._specials.check(t, disallowed)
-            try:
-                ids, offsets = self._core.encode_ordinary_batch_flat(texts, num_threads or os.cpu_count() or 1)
-                return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.uint64).astype(np.int64)
-            except UnicodeEncodeError:
-                pass  # a lone surrogate: the per-text path replaces it
+        texts, allowed, disallowed = self._batch_args("encode_batch_to_numpy", texts, allowed_special, disallowed_special)
+        flat = self._native_batch(self._core.encode_ordinary_batch_flat if self._core else None, texts, allowed, num_threads)
+        if flat is not None:
+            ids, offsets = flat
+            return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.uint64).astype(np.int64)
         lists = self.encode_batch(texts, num_threads=num_threads, allowed_special=allowed, disallowed_special=disallowed)
         offsets = np.zeros(len(lists) + 1, dtype=np.int64)
         np.cumsum([len(x) for x in lists], out=offsets[1:])
