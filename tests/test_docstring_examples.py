@@ -16,6 +16,12 @@ MODULES = [
     "tokenforge.decoders",
     "tokenforge.encodings",
     "tokenforge.trainers.bpe",
+    "tokenforge.formats.sentencepiece",
+    "tokenforge.trainers.spm_bpe",
+    "tokenforge.pretokenizers",
+    "tokenforge.postprocessors",
+    "tokenforge.pipeline",
+    "tokenforge.models.wordlevel",
 ]
 
 

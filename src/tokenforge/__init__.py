@@ -24,6 +24,7 @@ from .errors import (
 )
 from .formats import load
 from .models.bpe import BPE
+from .pipeline import AddedToken, Pipeline
 from .pretokenizers import PATTERNS, RegexSplit
 from .tokenizer import Tokenizer
 from .trainers.bpe import BPETrainer, TrainReport, train_bpe
@@ -31,12 +32,14 @@ from .trainers.bpe import BPETrainer, TrainReport, train_bpe
 __version__ = "0.1.0"
 
 __all__ = [
+    "AddedToken",
     "BPE",
     "BPETrainer",
     "DecodeError",
     "EncodeInputError",
     "FileFormatError",
     "PATTERNS",
+    "Pipeline",
     "RegexSplit",
     "SpecialTokenError",
     "StreamDecoder",

@@ -1,6 +1,7 @@
 """The ``tokenforge`` command: the library, one subcommand per job.
 
-    tokenforge train [FILES...] [--vocab-size N] [--special TOKEN]... [--pattern P] [--out PATH] [--workers N]
+    tokenforge train [FILES...] [--model bpe|wordpiece|unigram|spm-bpe] [--vocab-size N] [--special TOKEN]...
+                     [--pattern P] [--out PATH] [--workers N]
     tokenforge encode [TEXT] [--file F] [--tokenizer T] [--allowed-special all|TOKEN,...] [--json]
     tokenforge decode [IDS...] [--tokenizer T] [--json]
     tokenforge info [--tokenizer T] [--json]
@@ -42,9 +43,80 @@ def _readable(token: bytes) -> str:
     return text.replace(" ", "␣").replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
 
 
+def _train_pipeline(args: argparse.Namespace) -> int:
+    """``train --model wordpiece|unigram|spm-bpe``: the pipeline families."""
+    from . import presets
+    from .corpus import embedded_corpus
+
+    heldout: list[tuple[str, str]] = []
+    if args.files:
+        files = [Path(f) for f in args.files]
+        source = f"{len(files)} file(s)"
+    else:
+        langs = embedded_corpus()
+        files = [lang.train for lang in langs]
+        heldout = [(f"{lang.name} ({lang.code})", lang.heldout_text()) for lang in langs]
+        source = f"embedded corpus, {len(langs)} languages"
+    common = dict(vocab_size=args.vocab_size, workers=args.workers, errors=args.errors, show_progress=True)
+    out = args.out
+    t0 = time.perf_counter()
+    if args.model == "wordpiece":
+        specials = args.special if args.special is not None else list(presets.BERT_SPECIALS)
+        # As HF's BertWordPieceTokenizer.train: the 1000 most frequent characters, pairs seen twice.
+        tok = presets.train_wordpiece(files, special_tokens=specials, limit_alphabet=1000, min_frequency=2, **common)
+        if out == DEFAULT_OUT:
+            out = "vocab.txt"
+        tok.save(out, format="bert_vocab" if out.endswith(".txt") else "tokenforge")
+        label = "WordPiece (BERT)"
+    else:
+        specials = args.special if args.special is not None else ["<s>", "</s>"]
+        if out == DEFAULT_OUT:
+            out = "tokenizer.model"
+        train = presets.train_unigram if args.model == "unigram" else presets.train_sentencepiece_bpe
+        kwargs = dict(special_tokens=specials, **common)
+        if args.byte_fallback is not None:
+            kwargs["byte_fallback"] = args.byte_fallback
+        if out.endswith(".model"):
+            tok = train(files, out=out, **kwargs)
+        else:
+            tok = train(files, **kwargs)
+            tok.save(out)
+        label = "Unigram (SentencePiece)" if args.model == "unigram" else "BPE (SentencePiece, byte fallback)"
+    seconds = time.perf_counter() - t0
+    vocab = tok.get_vocab()
+    longest = sorted(vocab.items(), key=lambda kv: (-len(kv[0]), kv[1]))[:10]
+    rows = []
+    for lang_label, text in heldout:
+        ids = tok.encode(text, disallowed_special=(), add_special_tokens=False)
+        nbytes = len(text.encode("utf-8"))
+        rows.append({"language": lang_label, "bytes": nbytes, "tokens": len(ids), "bytes_per_token": nbytes / max(len(ids), 1)})
+    summary = {
+        "out": out, "model": args.model, "source": source, "vocab_size": len(tok), "seconds": round(seconds, 3),
+        "longest_tokens": [{"id": i, "token": t} for t, i in longest], "heldout": rows,
+    }
+    if args.json:
+        print(json.dumps(summary, ensure_ascii=False, indent=2))
+        return 0
+    print(f"trained {label} on {source}")
+    print(f"  vocab size      {len(tok)}")
+    print(f"  training time   {seconds:.2f} s")
+    print(f"  written to      {out}")
+    print("  10 longest tokens:")
+    for t, i in longest:
+        print(f"    {i:>6}  {t}")
+    if rows:
+        print("  bytes/token on held-out text:")
+        for r in rows:
+            print(f"    {r['language']:<22} {r['bytes_per_token']:6.2f}  ({r['tokens']} tokens, {r['bytes']} bytes)")
+    return 0
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from .corpus import embedded_corpus
     from .trainers.bpe import BPETrainer
+
+    if args.model != "bpe":
+        return _train_pipeline(args)
 
     specials = args.special if args.special is not None else ["<|endoftext|>"]
     trainer = BPETrainer(
@@ -147,7 +219,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
             ids.append(int(item))
         except ValueError:
             raise TokenforgeError(f"id {n} is {item!r}, not an integer") from None
-    text = tok.decode(ids, errors=args.errors)
+    text = tok.decode(ids, errors=args.errors) if hasattr(tok, "encode_full") else tok.decode(ids, args.errors)
     if args.json:
         print(json.dumps(text, ensure_ascii=False))
     else:
@@ -160,7 +232,11 @@ def cmd_decode(args: argparse.Namespace) -> int:
 def cmd_info(args: argparse.Namespace) -> int:
     from .formats.native import part_hash
 
+    from .pipeline import Pipeline
+
     tok = _open_tokenizer(args.tokenizer)
+    if isinstance(tok, Pipeline):
+        return _pipeline_info(tok, args)
     data = tok.to_dict()
     info = {
         "name": tok.name,
@@ -187,13 +263,56 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pipeline_info(tok, args: argparse.Namespace) -> int:
+    from .formats.native import PIPELINE_PARTS, part_hash
+
+    data = tok.to_dict()
+    def kind(part):
+        d = data[part]
+        return None if d is None else d.get("type", type(getattr(tok, part, None)).__name__)
+
+    info = {
+        "name": tok.name,
+        "model": type(tok.model).__name__,
+        "tokens": len(tok),
+        "model_tokens": tok.model.vocab_size,
+        "added_tokens": {t.content: t.id for t in tok.added_tokens},
+        "special_tokens": dict(tok.special_tokens),
+        "n_vocab": tok.n_vocab,
+        "normalizer": kind("normalizer"),
+        "pre_tokenizer": kind("pre_tokenizer"),
+        "post_processor": kind("post_processor"),
+        "decoder": kind("decoder"),
+        "sha256": {part: part_hash(data[part] if part != "added_tokens" else data["added_tokens"]) for part in PIPELINE_PARTS},
+    }
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False, indent=2))
+        return 0
+    print(f"name            {info['name']}")
+    print(f"model           {info['model']}")
+    print(f"tokens          {info['tokens']} ({info['model_tokens']} in the model, {len(info['added_tokens'])} added)")
+    print(f"n_vocab         {info['n_vocab']} (largest id + 1)")
+    for part in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
+        print(f"{part:<15} {info[part]}")
+    print("special tokens  " + (", ".join(f"{t}={i}" for t, i in info["special_tokens"].items()) or "none"))
+    for part, h in info["sha256"].items():
+        print(f"sha256 {part:<15} {h}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tokenforge", description="Train, run and inspect tokenizers.")
     p.add_argument("--version", action="version", version=f"tokenforge {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    t = sub.add_parser("train", help="train a byte-level BPE tokenizer (default: on the embedded corpus)")
+    t = sub.add_parser("train", help="train a tokenizer (default: byte-level BPE on the embedded corpus)")
     t.add_argument("files", nargs="*", help="UTF-8 text files (default: the embedded multilingual corpus)")
+    t.add_argument("--model", default="bpe", choices=["bpe", "wordpiece", "unigram", "spm-bpe"],
+                   help="bpe: byte-level BPE (GPT style, default); wordpiece: BERT; unigram: SentencePiece "
+                        "Unigram (writes a .model); spm-bpe: SentencePiece BPE with byte fallback (Llama 2 style)")
+    t.add_argument("--byte-fallback", dest="byte_fallback", action="store_true", default=None,
+                   help="unigram/spm-bpe: add <0xXX> pieces for characters outside the vocabulary")
+    t.add_argument("--no-byte-fallback", dest="byte_fallback", action="store_false")
     t.add_argument("--vocab-size", type=int, default=4096, help="total vocab size incl. 256 bytes and specials (default 4096)")
     t.add_argument("--special", action="append", default=None, metavar="TOKEN",
                    help="special token, repeatable (default: <|endoftext|>)")

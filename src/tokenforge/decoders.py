@@ -12,9 +12,10 @@ longer become valid UTF-8.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
 
-from .errors import DecodeError
+from .errors import DecodeError, FileFormatError
 
 _ERRORS = ("strict", "replace", "ignore", "backslashreplace", "surrogateescape")
 
@@ -84,6 +85,455 @@ class StreamDecoder:
 
     def decode_iter(self, ids: Iterable[int]) -> Iterator[str]:
         """Yield non-empty text chunks for a stream of ids, then the flushed tail."""
+        for i in ids:
+            out = self.step(i)
+            if out:
+                yield out
+        tail = self.finish()
+        if tail:
+            yield tail
+
+
+# ---------------------------------------------------------------------------
+# The pipeline's decoders (HF tokenizers' components, same JSON shapes).
+#
+# A decoder maps the list of token strings to text pieces (``decode_chain``);
+# ``Sequence`` feeds one decoder's output to the next, and the text is their
+# concatenation. Byte-level tokens are joined into bytes before UTF-8 decoding,
+# and ``<0xXX>`` byte-fallback runs likewise, so a character split over several
+# tokens is never decoded in halves.
+# ---------------------------------------------------------------------------
+
+
+class Decoder:
+    """Base class. ``decode(tokens) == "".join(decode_chain(tokens))``."""
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def decode(self, tokens: list[str]) -> str:
+        return "".join(self.decode_chain(list(tokens)))
+
+    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.to_dict() == self.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(repr(self.to_dict()))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.to_dict()!r})"
+
+    def __reduce__(self):
+        return (decoder_from_dict, (self.to_dict(),))
+
+
+class ByteLevel(Decoder):
+    """GPT-2 printable characters back to bytes, then UTF-8 (U+FFFD for bad bytes).
+
+    >>> ByteLevel().decode(["Hello", "Ġw", "Ã¶", "rld"])
+    'Hello wörld'
+    """
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        from .bytelevel import unicode_to_bytes
+
+        table = unicode_to_bytes()
+        out = bytearray()
+        for t in tokens:
+            try:
+                out.extend(table[c] for c in t)
+            except KeyError:
+                out.extend(t.encode("utf-8", "surrogatepass"))
+        return [out.decode("utf-8", "replace")]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+
+
+class Metaspace(Decoder):
+    """``▁`` back to spaces; the ``▁`` a prepend scheme added before the first token is dropped.
+
+    Only that one ``▁`` is dropped, symmetric with the pre-tokenizer, so
+    ``"▁▁b"`` decodes to ``" b"``. (HF tokenizers drops every ``▁`` of the first
+    token and gives ``"b"``; the two agree whenever the first token has one ``▁``
+    at most, at its start.)
+
+    >>> Metaspace().decode(["▁Hey", "▁", "▁friend"])
+    'Hey  friend'
+    """
+
+    def __init__(self, replacement: str = "\u2581", prepend_scheme: str = "always", split: bool = True) -> None:
+        if prepend_scheme not in ("always", "first", "never"):
+            raise ValueError(f"prepend_scheme must be 'always', 'first' or 'never'; got {prepend_scheme!r}")
+        self.replacement = replacement
+        self.prepend_scheme = prepend_scheme
+        self.split = bool(split)
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out = []
+        for i, t in enumerate(tokens):
+            if i == 0 and self.prepend_scheme != "never" and t.startswith(self.replacement):
+                t = t[1:]
+            out.append(t.replace(self.replacement, " "))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "Metaspace", "replacement": self.replacement, "prepend_scheme": self.prepend_scheme, "split": self.split}
+
+
+_CLEANUPS = (
+    (" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"), (" 'm", "'m"),
+    (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"),
+)
+
+
+def cleanup_spaces(text: str) -> str:
+    """BERT's clean-up of tokenization spaces (`` ,`` -> ``,``, `` n't`` -> ``n't``, ...)."""
+    for a, b in _CLEANUPS:
+        text = text.replace(a, b)
+    return text
+
+
+class WordPiece(Decoder):
+    """``##`` continuations join their word; other tokens start a new, space-separated word.
+
+    ``cleanup`` (off by default; HF files state it) also removes the spaces
+    before punctuation and contractions, which is lossy.
+
+    >>> WordPiece().decode(["un", "##aff", "##able", "!"])
+    'unaffable !'
+    """
+
+    def __init__(self, prefix: str = "##", cleanup: bool = False) -> None:
+        self.prefix = prefix
+        self.cleanup = bool(cleanup)
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out = []
+        for i, t in enumerate(tokens):
+            if i:
+                t = t[len(self.prefix):] if t.startswith(self.prefix) else " " + t
+            out.append(cleanup_spaces(t) if self.cleanup else t)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "WordPiece", "prefix": self.prefix, "cleanup": self.cleanup}
+
+
+def byte_fallback_value(token: str) -> int | None:
+    """The byte of a ``<0xXX>`` token, else ``None``."""
+    if len(token) == 6 and token.startswith("<0x") and token.endswith(">"):
+        try:
+            return int(token[3:5], 16)
+        except ValueError:
+            return None
+    return None
+
+
+class ByteFallback(Decoder):
+    """Runs of ``<0xXX>`` tokens become the UTF-8 text of their bytes; bytes that
+    are not valid UTF-8 become one U+FFFD each.
+
+    >>> ByteFallback().decode(["<0xE9>", "<0xBE>", "<0x98>", "!"])
+    '龘!'
+    """
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out: list[str] = []
+        pending = bytearray()
+        count = 0
+
+        def flush() -> None:
+            nonlocal count
+            if count:
+                try:
+                    out.append(bytes(pending).decode("utf-8"))
+                except UnicodeDecodeError:
+                    out.extend("\ufffd" for _ in range(count))
+                pending.clear()
+                count = 0
+
+        for t in tokens:
+            b = byte_fallback_value(t)
+            if b is None:
+                flush()
+                out.append(t)
+            else:
+                pending.append(b)
+                count += 1
+        flush()
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "ByteFallback"}
+
+
+class Fuse(Decoder):
+    """All tokens into one string."""
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        return ["".join(tokens)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "Fuse"}
+
+
+class Strip(Decoder):
+    """Remove up to ``start`` copies of ``content`` from the left of each token and ``stop`` from the right."""
+
+    def __init__(self, content: str = " ", start: int = 0, stop: int = 0) -> None:
+        self.content, self.start, self.stop = content, int(start), int(stop)
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out = []
+        for t in tokens:
+            a, b = 0, len(t)
+            while a < min(self.start, b) and t[a] == self.content:
+                a += 1
+            k = 0
+            while k < self.stop and b > a and t[b - 1] == self.content:
+                b -= 1
+                k += 1
+            out.append(t[a:b])
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "Strip", "content": self.content, "start": self.start, "stop": self.stop}
+
+
+class Replace(Decoder):
+    """Replace a literal string (or regex) in each token."""
+
+    def __init__(self, pattern: str, content: str, *, regex_pattern: bool = False) -> None:
+        import regex
+
+        self.pattern, self.content, self.is_regex = pattern, content, regex_pattern
+        self._re = regex.compile(pattern if regex_pattern else regex.escape(pattern))
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        return [self._re.sub(lambda _m: self.content, t) for t in tokens]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "Replace", "pattern": {"Regex" if self.is_regex else "String": self.pattern}, "content": self.content}
+
+
+class BPEDecoder(Decoder):
+    """End-of-word suffix (``</w>``) back to a space (nothing after the last token)."""
+
+    def __init__(self, suffix: str = "</w>") -> None:
+        self.suffix = suffix
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        last = len(tokens) - 1
+        return [t.replace(self.suffix, "" if i == last else " ") for i, t in enumerate(tokens)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "BPEDecoder", "suffix": self.suffix}
+
+
+class CTC(Decoder):
+    """CTC output: collapse repeats, drop the pad token, word delimiter -> space."""
+
+    def __init__(self, pad_token: str = "<pad>", word_delimiter_token: str = "|", cleanup: bool = True) -> None:
+        self.pad_token, self.word_delimiter_token, self.cleanup = pad_token, word_delimiter_token, bool(cleanup)
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out = []
+        prev = None
+        for t in tokens:
+            if t == prev:
+                continue
+            prev = t
+            t = t.replace(self.pad_token, "")
+            if self.cleanup:
+                t = cleanup_spaces(t).replace(self.word_delimiter_token, " ")
+            if t:
+                out.append(t)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "CTC", "pad_token": self.pad_token, "word_delimiter_token": self.word_delimiter_token, "cleanup": self.cleanup}
+
+
+def _bytes_to_text_per_byte(data: bytes) -> str:
+    """UTF-8 decode where every byte that is not part of a valid character is one U+FFFD."""
+    text = data.decode("utf-8", "surrogateescape")
+    if not any("\udc80" <= c <= "\udcff" for c in text):
+        return text
+    return "".join("\ufffd" if "\udc80" <= c <= "\udcff" else c for c in text)
+
+
+class SentencePiece(Decoder):
+    """The ``sentencepiece`` library's decoder, for pipelines loaded from a ``.model``.
+
+    ``▁`` becomes a space; runs of ``<0xXX>`` byte pieces become their UTF-8
+    text (one U+FFFD per byte that is not part of a valid character); the
+    unknown piece becomes ``unk_surface`` (`` ⁇ ``). The space that
+    ``add_dummy_prefix`` put before the text is dropped from the first piece;
+    with ``remove_extra_whitespaces`` every leading ``▁`` is dropped until
+    some text has been produced, as sentencepiece does.
+
+    >>> SentencePiece().decode(["▁Hello", "▁wor", "ld", "<0xE9>", "<0xBE>", "<0x98>"])
+    'Hello world龘'
+    """
+
+    def __init__(
+        self, add_dummy_prefix: bool = True, remove_extra_whitespaces: bool = True,
+        unk_piece: str | None = "<unk>", unk_surface: str = " \u2047 ",
+    ) -> None:
+        self.add_dummy_prefix = bool(add_dummy_prefix)
+        self.remove_extra_whitespaces = bool(remove_extra_whitespaces)
+        self.unk_piece = unk_piece
+        self.unk_surface = unk_surface
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out: list[str] = []
+        strip = self.add_dummy_prefix or self.remove_extra_whitespaces
+        pending = bytearray()
+        for t in tokens:
+            b = byte_fallback_value(t)
+            if b is not None:
+                pending.append(b)
+                continue
+            if pending:
+                text = _bytes_to_text_per_byte(bytes(pending))
+                pending.clear()
+                out.append(text)
+                strip = strip and not text
+            if t == self.unk_piece:
+                out.append(self.unk_surface)
+                strip = False
+                continue
+            consumed = False
+            if strip and t.startswith("\u2581"):
+                t = t[1:]
+                consumed = not self.remove_extra_whitespaces
+            text = t.replace("\u2581", " ")
+            out.append(text)
+            if consumed or text:
+                strip = False
+        if pending:
+            out.append(_bytes_to_text_per_byte(bytes(pending)))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "SentencePiece", "add_dummy_prefix": self.add_dummy_prefix,
+            "remove_extra_whitespaces": self.remove_extra_whitespaces,
+            "unk_piece": self.unk_piece, "unk_surface": self.unk_surface,
+        }
+
+
+class Sequence(Decoder):
+    """Decoders applied one after another."""
+
+    def __init__(self, decoders) -> None:
+        self.decoders = tuple(decoders)
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        for d in self.decoders:
+            tokens = d.decode_chain(tokens)
+        return tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "Sequence", "decoders": [d.to_dict() for d in self.decoders]}
+
+
+def decoder_from_dict(data: Mapping[str, Any] | None) -> Decoder | None:
+    """Rebuild a decoder from its HF tokenizer.json shape (``None`` stays ``None``)."""
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise FileFormatError(f"decoder must be an object, got {type(data).__name__}")
+    kind = data.get("type")
+    if kind == "ByteLevel":
+        return ByteLevel()
+    if kind == "Metaspace":
+        scheme = data.get("prepend_scheme")
+        if scheme is None:
+            scheme = "always" if data.get("add_prefix_space", True) else "never"
+        return Metaspace(data.get("replacement", "\u2581"), scheme, bool(data.get("split", True)))
+    if kind == "WordPiece":
+        return WordPiece(data.get("prefix", "##"), bool(data.get("cleanup", False)))
+    if kind == "ByteFallback":
+        return ByteFallback()
+    if kind == "Fuse":
+        return Fuse()
+    if kind == "Strip":
+        return Strip(data.get("content", " "), int(data.get("start", 0)), int(data.get("stop", 0)))
+    if kind == "Replace":
+        pat = data.get("pattern")
+        if not isinstance(pat, Mapping) or not ({"String", "Regex"} & set(pat)):
+            raise FileFormatError("decoder 'Replace' needs pattern {'String': ...} or {'Regex': ...}")
+        if "content" not in data:
+            raise FileFormatError("decoder 'Replace' needs the field 'content'")
+        is_regex = "Regex" in pat
+        return Replace(pat["Regex"] if is_regex else pat["String"], data["content"], regex_pattern=is_regex)
+    if kind == "BPEDecoder":
+        return BPEDecoder(data.get("suffix", "</w>"))
+    if kind == "CTC":
+        return CTC(data.get("pad_token", "<pad>"), data.get("word_delimiter_token", "|"), bool(data.get("cleanup", True)))
+    if kind == "SentencePiece":
+        return SentencePiece(
+            bool(data.get("add_dummy_prefix", True)), bool(data.get("remove_extra_whitespaces", True)),
+            data.get("unk_piece", "<unk>"), data.get("unk_surface", " \u2047 "),
+        )
+    if kind == "Sequence":
+        items = data.get("decoders")
+        if not isinstance(items, list):
+            raise FileFormatError("decoder 'Sequence' needs a list field 'decoders'")
+        return Sequence(decoder_from_dict(x) for x in items)
+    raise FileFormatError(
+        f"unsupported decoder type {kind!r} (known: ByteLevel, Metaspace, WordPiece, ByteFallback, Fuse, "
+        "Strip, Replace, BPEDecoder, CTC, SentencePiece, Sequence)"
+    )
+
+
+class TextStreamDecoder:
+    """Streaming decode for any pipeline decoder: feed ids, get text once it is final.
+
+    It decodes a short window of recent ids and emits what the window adds to
+    the text decoded so far, holding back while the text ends in U+FFFD (a
+    character still cut between tokens: byte-level pieces or ``<0xXX>``
+    bytes). The window keeps one already-emitted id as context, so decoders
+    that treat the first token specially (Metaspace, WordPiece) see the
+    same neighbours as in a whole decode.
+    """
+
+    __slots__ = ("_decode", "_ids", "_prefix", "_prefix_index")
+
+    def __init__(self, decode: Callable[[list[int]], str]) -> None:
+        self._decode = decode
+        self._ids: list[int] = []
+        self._prefix = ""
+        self._prefix_index = 0
+
+    def step(self, token_id: int) -> str:
+        self._ids.append(token_id)
+        text = self._decode(self._ids)
+        if len(text) > len(self._prefix) and not text.endswith("\ufffd") and text.startswith(self._prefix):
+            new = text[len(self._prefix):]
+            # The ids just decoded become the context of the next step.
+            self._ids = self._ids[self._prefix_index:]
+            self._prefix = self._decode(self._ids)
+            self._prefix_index = len(self._ids)
+            return new
+        return ""
+
+    def feed(self, ids: Iterable[int]) -> str:
+        return "".join(self.step(i) for i in ids)
+
+    def finish(self) -> str:
+        """Flush: whatever the window still holds beyond the emitted text."""
+        text = self._decode(self._ids)
+        out = text[len(self._prefix):] if text.startswith(self._prefix) else ""
+        self._ids, self._prefix, self._prefix_index = [], "", 0
+        return out
+
+    def decode_iter(self, ids: Iterable[int]) -> Iterator[str]:
         for i in ids:
             out = self.step(i)
             if out:

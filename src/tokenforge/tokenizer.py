@@ -24,7 +24,7 @@ from typing import Any
 from . import _native, bytelevel
 from .decoders import StreamDecoder, bytes_to_text, check_errors
 from .errors import EncodeInputError, SpecialTokenError, UnknownIdError, UnknownTokenError
-from .models.bpe import BPE
+from .models.bpe import BPE, _check_dropout
 from .pretokenizers import RegexSplit, pre_tokenizer_from_dict
 from .specials import SpecialPolicy, SpecialTokens
 
@@ -36,6 +36,14 @@ _CACHE_LIMIT = 1 << 17
 _HOLD_PIECES = 2
 #: ``encode_iterable`` gathers at least this many characters before cutting.
 _STREAM_MIN_CHARS = 1 << 14
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return False
+    except UnicodeEncodeError:
+        return True
 
 
 def _fix_surrogates(text: str) -> str:
@@ -197,6 +205,8 @@ class Tokenizer:
         *,
         allowed_special: SpecialPolicy = frozenset(),
         disallowed_special: SpecialPolicy = "all",
+        dropout: float | None = None,
+        seed: int | None = None,
     ) -> list[int]:
         """Encode ``text`` to ids, with tiktoken's special-token policy.
 
@@ -204,15 +214,49 @@ class Tokenizer:
         :class:`~tokenforge.errors.SpecialTokenError`; ``allowed_special``
         ("all" or a set) encodes those strings as special ids, and
         ``disallowed_special=()`` encodes the rest as ordinary text.
+
+        ``dropout=p`` is BPE-dropout (seed 000 §2.3): each merge is skipped
+        with probability ``p``, drawing from ``random.Random(seed)``, so the same
+        seed gives the same ids; ``p=0`` is the ordinary encoding.
+
+        >>> import tokenforge
+        >>> enc = tokenforge.get_encoding("gpt2")
+        >>> ids = enc.encode(" tokenization", dropout=1.0, seed=0)  # every merge blocked: one id per byte
+        >>> len(ids), enc.decode(ids)
+        (13, ' tokenization')
+        >>> enc.encode(" tokenization", dropout=0.3, seed=7) == enc.encode(" tokenization", dropout=0.3, seed=7)
+        True
         """
         _check_text(text)
         allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
+        if dropout is not None and _check_dropout(dropout) > 0.0:
+            return self._encode_dropout(text, allowed, disallowed, float(dropout), seed)
         out: list[int] = []
         try:
             self._encode_checked(text, allowed, disallowed, out)
         except UnicodeEncodeError:
             out = []
             self._encode_checked(_fix_surrogates(text), allowed, disallowed, out)
+        return out
+
+    def _encode_dropout(
+        self, text: str, allowed: frozenset[str], disallowed: frozenset[str], p: float, seed: int | None
+    ) -> list[int]:
+        """The Python path with BPE-dropout: no memo, no whole-piece shortcut."""
+        import random
+
+        if disallowed:
+            self._specials.check(text, disallowed)
+        text = _fix_surrogates(text) if _has_surrogate(text) else text
+        rng = random.Random(seed)
+        out: list[int] = []
+        for segment, special_id in self._specials.split(text, allowed):
+            if special_id is not None:
+                out.append(special_id)
+                continue
+            pieces = [segment] if self._pre is None else self._pre.split(segment)
+            for piece in pieces:
+                out.extend(self._model.encode_piece(piece.encode("utf-8"), dropout=p, rng=rng))
         return out
 
     def encode_batch(

@@ -22,6 +22,8 @@
 #include "bpe.h"
 #include "scan.h"
 #include "train.h"
+#include "unigram.h"
+#include "wordpiece_train.h"
 
 namespace {
 
@@ -550,6 +552,15 @@ PyMethodDef module_methods[] = {
     {"class_table", (PyCFunction)tf_class_table, METH_NOARGS, "Unicode class bits of every code point."},
     {"learn_merges", (PyCFunction)tf_learn_merges, METH_VARARGS, "Native BPE merge loop."},
     {"count_pieces", (PyCFunction)tf_count_pieces, METH_VARARGS, "Count the scanner's pieces of UTF-8 bytes."},
+    {"unigram_model", (PyCFunction)tf_unigram_model, METH_VARARGS, "Unigram lattice model (capsule)."},
+    {"unigram_rescore", (PyCFunction)tf_unigram_rescore, METH_VARARGS, "Unigram training: new scores."},
+    {"unigram_corpus", (PyCFunction)tf_unigram_corpus, METH_VARARGS, "Unigram training words (capsule)."},
+    {"unigram_viterbi", (PyCFunction)tf_unigram_viterbi, METH_VARARGS, "Unigram best segmentation."},
+    {"unigram_estep", (PyCFunction)tf_unigram_corpus_pass<true>, METH_VARARGS, "Unigram expected counts."},
+    {"unigram_viterbi_counts", (PyCFunction)tf_unigram_corpus_pass<false>, METH_VARARGS, "Unigram Viterbi counts."},
+    {"unigram_alternatives", (PyCFunction)tf_unigram_alternatives, METH_VARARGS, "Unigram second-best pieces."},
+    {"unigram_seed", (PyCFunction)tf_unigram_seed, METH_VARARGS, "Unigram seed pieces (suffix array)."},
+    {"wordpiece_learn", (PyCFunction)tf_wordpiece_learn, METH_VARARGS, "Native WordPiece merge loop."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -7,7 +7,13 @@
   a file whose sha256 is that of a known encoding gets that encoding's pattern
   and specials, any other needs ``pattern=`` (and ``special_tokens=``);
 * GPT-2 files: a directory with ``vocab.json`` and ``merges.txt``, or either
-  of the two files.
+  of the two files;
+* an HF ``tokenizer.json`` (a directory holding one, or the file), loaded as a
+  :class:`~tokenforge.pipeline.Pipeline`;
+* a SentencePiece ``.model`` (protobuf), loaded as a Pipeline equal to the
+  ``sentencepiece`` library;
+* a BERT ``vocab.txt`` (one token per line), loaded as a BERT WordPiece
+  Pipeline (``lowercase=`` hint, default True).
 
 Every writer is atomic (temporary file, then rename).
 """
@@ -24,34 +30,61 @@ from .._io import read_bytes
 from ..errors import FileFormatError, TokenizerFileNotFoundError
 
 if TYPE_CHECKING:
+    from ..pipeline import Pipeline
     from ..tokenizer import Tokenizer
 
-FORMATS = ("tokenforge", "tiktoken", "gpt2")
+FORMATS = ("tokenforge", "tiktoken", "gpt2", "bert_vocab")
+#: Every format ``load`` reads.
+LOAD_FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "sentencepiece", "bert_vocab")
 
 
 def detect_format(path: str | os.PathLike) -> str:
-    """Return ``"tokenforge"``, ``"tiktoken"`` or ``"gpt2"`` for ``path``."""
+    """Return one of :data:`LOAD_FORMATS` for ``path``."""
     p = Path(path)
     if p.is_dir():
         if (p / "vocab.json").is_file() and (p / "merges.txt").is_file():
             return "gpt2"
         if (p / "tokenizer.json").is_file():
-            raise FileFormatError("HF tokenizer.json is not a format this version of tokenforge reads", path=p)
-        raise TokenizerFileNotFoundError(f"{p}: directory has no vocab.json + merges.txt")
+            return "hf"
+        if (p / "tokenizer.model").is_file():
+            return "sentencepiece"
+        if (p / "vocab.txt").is_file():
+            return "bert_vocab"
+        raise TokenizerFileNotFoundError(
+            f"{p}: directory has no vocab.json + merges.txt, tokenizer.json, tokenizer.model or vocab.txt"
+        )
     if not p.exists():
         raise TokenizerFileNotFoundError(f"{p}: no such file")
     if p.name.endswith("vocab.json") or p.name.endswith("merges.txt"):
         return "gpt2"
     if p.suffix == ".tiktoken":
         return "tiktoken"
+    if p.suffix == ".model":
+        return "sentencepiece"
     with open(p, "rb") as f:
         head = f.read(4096).lstrip()
     if head.startswith(b"{"):
-        return "tokenforge"  # a JSON file: load() checks that it is ours
+        with open(p, "rb") as f:
+            whole_head = f.read(1 << 16)
+        if b'"format_version"' in whole_head:
+            return "tokenforge"
+        if b'"sha256"' in whole_head:
+            return "tokenforge"  # ours, with format_version damaged: load() says so
+        if b'"model"' in whole_head or p.name.endswith("tokenizer.json"):
+            return "hf"
+        return "tokenforge"  # a JSON file: load() says what it lacks
     first = head.split(b"\n", 1)[0].split()
     if len(first) == 2 and first[1].isdigit():
         return "tiktoken"
-    raise FileFormatError("unrecognised tokenizer file (expected tokenforge JSON, tiktoken ranks or GPT-2 files)", path=p)
+    if p.suffix == ".txt" or p.name.endswith("vocab.txt"):
+        return "bert_vocab"
+    if head[:1] == b"\x0a":  # protobuf field 1 (pieces), length-delimited: a SentencePiece model
+        return "sentencepiece"
+    raise FileFormatError(
+        "unrecognised tokenizer file (expected tokenforge JSON, HF tokenizer.json, tiktoken ranks, GPT-2 files, "
+        "a SentencePiece .model or a BERT vocab.txt)",
+        path=p,
+    )
 
 
 def _gpt2_paths(path: Path) -> tuple[Path, Path]:
@@ -68,11 +101,15 @@ def load(
     pattern: str | None = None,
     special_tokens: Collection[str] | Mapping[str, int] | None = None,
     name: str | None = None,
-) -> "Tokenizer":
+    lowercase: bool | None = None,
+) -> "Tokenizer | Pipeline":
     """Open a tokenizer file of any supported format (see module docstring).
 
     ``pattern`` (a name like ``"gpt2"``, ``"cl100k"``, ``"qwen"`` or a regex)
-    and ``special_tokens`` override what the file implies.
+    and ``special_tokens`` override what the file implies. Byte-level BPE
+    files give a :class:`~tokenforge.Tokenizer`; the other families give a
+    :class:`~tokenforge.pipeline.Pipeline`. ``lowercase`` is the BERT
+    ``vocab.txt`` hint (default True, as ``bert-base-uncased``).
     """
     from ..encodings import encoding_for_hash
     from ..tokenizer import Tokenizer
@@ -82,8 +119,21 @@ def load(
 
     p = Path(path)
     fmt = detect_format(p)
+    if fmt in ("hf", "sentencepiece", "bert_vocab"):
+        if pattern is not None or special_tokens is not None:
+            raise FileFormatError(f"pattern= and special_tokens= apply to BPE rank files, not to {fmt} files", path=p)
+        return _load_pipeline(p, fmt, name, lowercase)
+    if lowercase is not None:
+        raise FileFormatError("lowercase= applies to BERT vocab.txt files", path=p)
     if fmt == "tokenforge":
         data = load_native_dict(p)
+        if data.get("kind") == "pipeline":
+            from ..pipeline import Pipeline
+
+            try:
+                return Pipeline.from_dict(data, name=name or data.get("name"))
+            except FileFormatError as exc:
+                raise FileFormatError(str(exc), path=p) from None
         if pattern is not None or special_tokens is not None:
             raise FileFormatError(
                 "a tokenforge file carries its own pattern and special tokens; do not pass pattern= or special_tokens=",
@@ -120,6 +170,30 @@ def load(
     return Tokenizer(BPE.from_ranks(ranks), pre_tokenizer=pattern, special_tokens=specials, name=name or p.stem)
 
 
+def _load_pipeline(p: Path, fmt: str, name: str | None, lowercase: bool | None):
+    import json
+
+    from .. import presets
+    from ..pipeline import Pipeline
+
+    if fmt == "hf":
+        f = p / "tokenizer.json" if p.is_dir() else p
+        try:
+            data = json.loads(read_bytes(f).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            line = getattr(exc, "lineno", None)
+            raise FileFormatError(f"not valid JSON ({getattr(exc, 'msg', exc)})", path=f, line=line) from None
+        try:
+            return Pipeline.from_dict(data, name=name or f.parent.name)
+        except FileFormatError as exc:
+            raise FileFormatError(str(exc), path=f) from None
+    if fmt == "sentencepiece":
+        f = p / "tokenizer.model" if p.is_dir() else p
+        return presets.sentencepiece(f, name=name)
+    f = p / "vocab.txt" if p.is_dir() else p
+    return presets.bert_wordpiece(f, lowercase=True if lowercase is None else lowercase, name=name)
+
+
 def _specials_for_ranks(
     special_tokens: Collection[str] | Mapping[str, int] | None, ranks: Mapping[bytes, int]
 ) -> dict[str, int]:
@@ -140,12 +214,33 @@ def _specials_for_ranks(
     return out
 
 
-def save(tokenizer: "Tokenizer", path: str | os.PathLike, format: str = "tokenforge") -> None:
+def save(tokenizer: "Tokenizer | Pipeline", path: str | os.PathLike, format: str = "tokenforge") -> None:
     """Write ``tokenizer`` in ``format`` (see :meth:`Tokenizer.save`)."""
     from .gpt2 import save_gpt2
     from .native import save_native
     from .tiktoken import save_ranks
+    from ..pipeline import Pipeline
 
+    if isinstance(tokenizer, Pipeline):
+        if format == "tokenforge":
+            save_native(dict(tokenizer.to_dict(), kind="pipeline", name=tokenizer.name), path)
+        elif format == "bert_vocab":
+            from ..models.wordpiece import WordPiece
+            from .bert_vocab import save_bert_vocab
+
+            if not isinstance(tokenizer.model, WordPiece):
+                raise FileFormatError(
+                    f"a vocab.txt holds a WordPiece vocabulary; this tokenizer's model is {type(tokenizer.model).__name__}",
+                    path=path,
+                )
+            save_bert_vocab(tokenizer.get_vocab(), path)
+        else:
+            raise FileFormatError(
+                f"format {format!r} cannot express a {type(tokenizer.model).__name__} pipeline exactly; "
+                "use 'tokenforge' (or 'bert_vocab' for WordPiece)",
+                path=path,
+            )
+        return
     if format == "tokenforge":
         save_native(tokenizer.to_dict(), path)
     elif format == "tiktoken":

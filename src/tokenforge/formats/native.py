@@ -14,6 +14,11 @@ in one file, each part with a sha256 of its canonical JSON form::
       "sha256": {"pre_tokenizer": "...", "model": "...", "special_tokens": "...", "decoder": "..."}
     }
 
+A :class:`~tokenforge.pipeline.Pipeline` (WordPiece, Unigram, SentencePiece
+BPE) is stored the same way with ``"kind": "pipeline"`` and the parts
+``normalizer``, ``pre_tokenizer``, ``model``, ``post_processor``, ``decoder``
+and ``added_tokens``, each in HF tokenizer.json's shape.
+
 Output is deterministic: the same tokenizer always gives the same bytes.
 A hash mismatch on load names the part that was changed.
 """
@@ -30,6 +35,11 @@ from ..errors import FileFormatError
 
 FORMAT_VERSION = 1
 PARTS = ("pre_tokenizer", "model", "special_tokens", "decoder")
+PIPELINE_PARTS = ("normalizer", "pre_tokenizer", "model", "post_processor", "decoder", "added_tokens")
+
+
+def _parts(doc: dict[str, Any]) -> tuple[str, ...]:
+    return PIPELINE_PARTS if doc.get("kind") == "pipeline" else PARTS
 
 
 def canonical(obj: Any) -> str:
@@ -43,9 +53,12 @@ def part_hash(obj: Any) -> str:
 def dumps(data: dict[str, Any]) -> str:
     """Serialize ``Tokenizer.to_dict()`` output as the native document."""
     doc: dict[str, Any] = {"format_version": FORMAT_VERSION, "name": data.get("name")}
-    for part in PARTS:
+    if data.get("kind") == "pipeline":
+        doc["kind"] = "pipeline"
+    parts = _parts(data)
+    for part in parts:
         doc[part] = data[part]
-    doc["sha256"] = {part: part_hash(data[part]) for part in PARTS}
+    doc["sha256"] = {part: part_hash(data[part]) for part in parts}
     # One vocab entry and one merge per line: diffable, and still plain JSON.
     lines = ["{"]
     keys = list(doc)
@@ -64,6 +77,13 @@ def dumps(data: dict[str, Any]) -> str:
                         ecomma = "," if e < len(mv) - 1 else ""
                         lines.append(f"      {canonical(entry)}{ecomma}")
                     lines.append(f"    ]{mcomma}")
+                elif isinstance(mv, dict) and len(mv) > 16:
+                    lines.append(f"    {json.dumps(mk)}: {{")
+                    items = list(mv.items())
+                    for e, (k, v) in enumerate(items):
+                        ecomma = "," if e < len(items) - 1 else ""
+                        lines.append(f"      {json.dumps(k, ensure_ascii=False)}: {canonical(v)}{ecomma}")
+                    lines.append(f"    }}{mcomma}")
                 else:
                     lines.append(f"    {json.dumps(mk)}: {canonical(mv)}{mcomma}")
             lines.append(f"  }}{comma}")
@@ -82,7 +102,7 @@ def loads(text: str, path: object = "<native>") -> dict[str, Any]:
     if not isinstance(doc, dict) or "format_version" not in doc:
         hint = ""
         if isinstance(doc, dict) and "model" in doc and ("added_tokens" in doc or "normalizer" in doc):
-            hint = " (it looks like an HF tokenizer.json, which this version of tokenforge does not read)"
+            hint = " (it looks like an HF tokenizer.json: load it with tokenforge.load, which detects it)"
         raise FileFormatError(f"a JSON file without 'format_version': not a tokenforge file{hint}", path=path)
     if doc["format_version"] != FORMAT_VERSION:
         raise FileFormatError(
@@ -92,7 +112,7 @@ def loads(text: str, path: object = "<native>") -> dict[str, Any]:
     hashes = doc.get("sha256")
     if not isinstance(hashes, dict):
         raise FileFormatError("missing field 'sha256'", path=path)
-    for part in PARTS:
+    for part in _parts(doc):
         if part not in doc:
             raise FileFormatError(f"missing field {part!r}", path=path)
         if hashes.get(part) != part_hash(doc[part]):

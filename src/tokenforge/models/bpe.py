@@ -16,15 +16,25 @@ O(n log n) and worst-case inputs stay near-linear.
 Here a token's rank is its id. That holds for GPT-2, for every tiktoken rank
 file and for tokenizers trained by tokenforge, where ids are assigned in
 merge order.
+
+:class:`PieceBPE` is BPE over Unicode characters with string tokens: HF
+tokenizers' ``BPE`` model (merge ranks, ``continuing_subword_prefix``,
+``end_of_word_suffix``, ``<unk>`` fusing, ``<0xXX>`` byte fallback), and,
+built with :meth:`PieceBPE.from_sentencepiece`, SentencePiece's BPE, which
+merges by piece score instead of merge rank (Llama 2, Mistral).
+
+BPE-dropout (Provilkov et al., 2020; seed 000 §2.3) is available on both
+classes: ``encode_piece(piece, dropout=p, rng=random.Random(seed))``.
 """
 
 from __future__ import annotations
 
 import heapq
+import random
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
-from ..errors import FileFormatError
+from ..errors import EncodeInputError, FileFormatError, UnknownTokenError
 
 #: Ids are stored as 32-bit values (one value is reserved as "no token").
 MAX_ID = 2**32 - 1
@@ -195,13 +205,29 @@ class BPE:
         return max(self._vocab)
 
     # -- encoding ----------------------------------------------------------
-    def encode_piece(self, piece: bytes) -> list[int]:
-        """Ids of one pre-token. A piece that is a token is that one id."""
-        r = self._ranks.get(piece)
-        if r is not None:
-            return [r]
+    def encode_piece(self, piece: bytes, dropout: float | None = None, rng: random.Random | None = None) -> list[int]:
+        """Ids of one pre-token. A piece that is a token is that one id.
+
+        ``dropout=p`` turns on BPE-dropout: every merge candidate is skipped
+        with probability ``p`` at each merge step, drawing from ``rng`` (a
+        :class:`random.Random`; a fresh unseeded one when omitted), and the
+        whole-piece shortcut is not taken. ``p=0`` (or ``None``) is the
+        ordinary encoding; ``p=1`` gives one id per byte.
+
+        >>> import random
+        >>> bpe = BPE({**{b: bytes([b]) for b in range(256)}, 256: b"ab"})
+        >>> bpe.encode_piece(b"ab"), bpe.encode_piece(b"ab", dropout=1.0, rng=random.Random(0))
+        ([256], [97, 98])
+        """
         ranks = self._ranks
-        return [ranks[p] for p in bpe_merge_bytes(ranks, piece)]
+        if dropout is None or _check_dropout(dropout) == 0.0:
+            r = ranks.get(piece)
+            if r is not None:
+                return [r]
+            return [ranks[p] for p in bpe_merge_bytes(ranks, piece)]
+        if rng is None:
+            rng = random.Random()
+        return [ranks[t] for t in _merge_dropout_bytes(ranks, piece, float(dropout), rng)]
 
     def token_bytes(self, token_id: int) -> bytes | None:
         return self._vocab.get(token_id)
@@ -293,3 +319,764 @@ class _RanksBelow:
             raise KeyError(key)
         return r
 
+
+# ---------------------------------------------------------------------------
+# BPE-dropout for byte-level BPE
+# ---------------------------------------------------------------------------
+
+
+def _merge_dropout_bytes(ranks: Mapping[bytes, int], piece: bytes, p: float, rng) -> list[bytes]:
+    """:func:`bpe_merge_bytes` with BPE-dropout (Provilkov et al., 2020).
+
+    The heap merge of :func:`_merge_long`, except that each candidate popped
+    from the heap is skipped with probability ``p``; skipped candidates go
+    back on the heap after the next merge that does happen (HF tokenizers'
+    rule), so a candidate is dropped afresh at every merge step. ``p=0`` gives
+    exactly :func:`bpe_merge_bytes`; ``p=1`` gives single bytes.
+    """
+    n = len(piece)
+    get = ranks.get
+    nxt = list(range(1, n + 1))
+    prv = list(range(-1, n - 1))
+    heap: list[tuple[int, int, int]] = []
+    for i in range(n - 1):
+        r = get(piece[i : i + 2])
+        if r is not None:
+            heap.append((r, i, i + 2))
+    heapq.heapify(heap)
+    skipped: list[tuple[int, int, int]] = []
+    rand = rng.random
+    while heap:
+        top = heapq.heappop(heap)
+        r, i, end = top
+        j = nxt[i]
+        if j == -1 or j >= n or nxt[j] != end:
+            continue  # stale
+        if rand() < p:
+            skipped.append(top)
+            continue
+        for s in skipped:
+            heapq.heappush(heap, s)
+        skipped.clear()
+        nxt[i] = end
+        nxt[j] = -1
+        if end < n:
+            prv[end] = i
+        q = prv[i]
+        if q >= 0:
+            rp = get(piece[q:end])
+            if rp is not None:
+                heapq.heappush(heap, (rp, q, end))
+        if end < n:
+            e2 = nxt[end]
+            rn = get(piece[i:e2])
+            if rn is not None:
+                heapq.heappush(heap, (rn, i, e2))
+    out = []
+    i = 0
+    while i < n:
+        out.append(piece[i : nxt[i]])
+        i = nxt[i]
+    return out
+
+
+def _check_dropout(dropout, error: type = EncodeInputError) -> float:
+    """``dropout`` as a float in [0, 1] (``None`` is 0); ``error`` otherwise."""
+    if dropout is None:
+        return 0.0
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
+        raise error(f"dropout must be a probability in [0, 1], got {dropout!r}")
+    return float(dropout)
+
+
+
+# ---------------------------------------------------------------------------
+# BPE over Unicode symbols: HF tokenizers' BPE model and SentencePiece BPE
+# ---------------------------------------------------------------------------
+
+#: SentencePiece piece types (``ModelProto.SentencePiece.Type``).
+SP_NORMAL, SP_UNKNOWN, SP_CONTROL, SP_USER_DEFINED, SP_UNUSED, SP_BYTE = 1, 2, 3, 4, 5, 6
+SP_TYPE_NAMES = {1: "NORMAL", 2: "UNKNOWN", 3: "CONTROL", 4: "USER_DEFINED", 5: "UNUSED", 6: "BYTE"}
+_SP_TYPE_BY_NAME = {v: k for k, v in SP_TYPE_NAMES.items()}
+#: Pieces with at most this many symbols use the array scan instead of the heap.
+SHORT_PIECE_SYMBOLS = 48
+#: Entries kept in a SentencePiece model's per-part cache before it is emptied.
+_CACHE_SIZE = 1 << 16
+WS = "\u2581"  # ▁, SentencePiece's whitespace
+
+
+def byte_piece(b: int) -> str:
+    """The byte-fallback piece of byte ``b``, as sentencepiece and HF spell it.
+
+    >>> byte_piece(0xE9)
+    '<0xE9>'
+    """
+    return f"<0x{b:02X}>"
+
+
+class _SPTables:
+    """What SentencePiece's BPE ``Model`` keeps: pieces that take part in
+    merging (NORMAL, USER_DEFINED, UNUSED), reserved pieces (CONTROL, UNKNOWN,
+    BYTE), scores and types."""
+
+    __slots__ = ("bigrams", "byte_ids", "pieces", "reserved", "scores", "types", "unk_id", "user_defined", "user_max")
+
+    def __init__(self, pieces, scores, types, byte_fallback: bool) -> None:
+        if not (len(pieces) == len(scores) == len(types)):
+            raise FileFormatError(
+                f"pieces, scores and types must have the same length, got {len(pieces)}, {len(scores)}, {len(types)}"
+            )
+        self.pieces: dict[str, int] = {}
+        self.reserved: dict[str, int] = {}
+        self.scores = [float(s) for s in scores]
+        self.types = [int(t) for t in types]
+        self.unk_id = -1
+        self.user_defined: dict[str, int] = {}
+        for i, (piece, t) in enumerate(zip(pieces, self.types)):
+            if not isinstance(piece, str) or not piece:
+                raise FileFormatError(f"piece {i} must be a non-empty str, got {piece!r}")
+            if t not in SP_TYPE_NAMES:
+                raise FileFormatError(f"piece {i} ({piece!r}) has unknown type {t}")
+            table = self.pieces if t in (SP_NORMAL, SP_USER_DEFINED, SP_UNUSED) else self.reserved
+            if piece in table:
+                raise FileFormatError(f"piece {i} ({piece!r}) is already defined as id {table[piece]}")
+            table[piece] = i
+            if t == SP_USER_DEFINED:
+                self.user_defined[piece] = i
+            if t == SP_UNKNOWN:
+                if self.unk_id >= 0:
+                    raise FileFormatError(f"piece {i} ({piece!r}) is a second unknown piece (first is id {self.unk_id})")
+                self.unk_id = i
+        if self.unk_id < 0:
+            raise FileFormatError("no piece has type UNKNOWN; a sentencepiece model needs exactly one")
+        self.user_max = max((len(p) for p in self.user_defined), default=0)
+        self.byte_ids: list[int] | None = None
+        if byte_fallback:
+            self.byte_ids = [self.piece_to_id(byte_piece(b)) for b in range(256)]
+        # Character pairs found inside some mergeable piece. No merge can span
+        # the boundary between two characters that form no such pair, so the
+        # text splits there into parts that encode independently (and can be
+        # cached). Not with UNUSED pieces (their re-segmentation uses the last
+        # split seen anywhere in the text) nor USER_DEFINED ones (matched first).
+        self.bigrams: set[str] | None = None
+        if not any(t in (SP_UNUSED, SP_USER_DEFINED) for t in self.types):
+            self.bigrams = {p[i : i + 2] for p in self.pieces for i in range(len(p) - 1)}
+
+    def piece_to_id(self, piece: str) -> int:
+        i = self.reserved.get(piece)
+        if i is not None:
+            return i
+        return self.pieces.get(piece, self.unk_id)
+
+
+def _parse_merge(n: int, entry) -> tuple[str, str]:
+    if isinstance(entry, str):
+        parts = entry.split(" ", 1)
+        if len(parts) == 2:
+            return parts[0], parts[1]
+    elif isinstance(entry, (list, tuple)) and len(entry) == 2 and all(isinstance(x, str) for x in entry):
+        return entry[0], entry[1]
+    raise FileFormatError(f"model.merges[{n}] must be \"a b\" or [a, b], got {entry!r}")
+
+
+class PieceBPE:
+    """BPE over Unicode symbols with string pieces: HF tokenizers' ``BPE``
+    model, and (through :meth:`from_sentencepiece`) SentencePiece's BPE.
+
+    **HF semantics** (the constructor). A piece is split into characters; every
+    character but the first gets ``continuing_subword_prefix``, the last gets
+    ``end_of_word_suffix``. A character not in the vocabulary becomes its
+    ``<0xXX>`` byte tokens when ``byte_fallback`` is on and they all exist,
+    else ``unk_token`` (runs fused into one when ``fuse_unk``), else it is
+    dropped (as HF does without an unknown token). Then the adjacent pair with
+    the lowest merge rank is merged, leftmost first among equal ranks, until
+    no adjacent pair is a merge. With ``ignore_merges`` a piece that is a
+    vocabulary entry is that one token.
+
+    **SentencePiece semantics** (:meth:`from_sentencepiece`, as
+    ``bpe_model.cc``). There are no merges: the adjacent pair whose
+    concatenation is a piece with the highest score is merged, leftmost first
+    on equal scores. USER_DEFINED pieces are matched whole (longest first)
+    before merging and never merged further; CONTROL, UNKNOWN and BYTE pieces
+    never come out of merging; an UNUSED piece that comes out is split back
+    into the two symbols it was last formed from. A symbol that is not a
+    piece is ``<unk>`` (consecutive ones fused into one, as
+    ``SentencePieceProcessor`` does) or, with byte fallback, its UTF-8 bytes
+    as ``<0xXX>`` pieces. Scores are compared as the float32 values in the
+    file. (Deriving merge ranks from scores, as HF's converter does, is not
+    equivalent when two candidates carry the same score, so the scores are
+    used directly.)
+
+    Both use a heap of candidate pairs with lazy deletion, so a piece of n
+    symbols costs O(n log n); short pieces use a plain array scan. A
+    SentencePiece text (often a whole line) is cut before each ``▁`` whose
+    preceding character never precedes ``▁`` inside a piece: no merge spans
+    such a cut, so each part (about a word) is encoded once and cached. This
+    is skipped for models with UNUSED or USER_DEFINED pieces, and under dropout.
+
+    **BPE-dropout.** ``dropout=p`` (here, or per call in :meth:`encode_piece`)
+    skips each merge candidate with probability ``p`` when it comes up;
+    skipped candidates return to the heap after the next merge that happens
+    (HF's rule, also used for the SentencePiece semantics). Draws come from
+    ``random.Random(seed)``; ``p=0`` is the ordinary result, ``p=1`` leaves
+    single characters.
+
+    >>> m = PieceBPE({"<unk>": 0, "a": 1, "b": 2, "c": 3, "ab": 4, "abc": 5},
+    ...              ["a b", ["ab", "c"]], unk_token="<unk>")
+    >>> m.encode_piece("abcab"), m.encode_piece("xab")
+    ([5, 4], [0, 4])
+    >>> sp = PieceBPE.from_sentencepiece(["<unk>", "▁", "a", "b", "▁a", "ab"], [0, -1, -2, -3, -4, -5],
+    ...                                  [2, 1, 1, 1, 1, 1])
+    >>> sp.tokenize("▁ab")
+    [(4, 0, 2), (3, 2, 3)]
+    """
+
+    __slots__ = (
+        "_vocab",
+        "_id_to_token",
+        "_merges",
+        "_merge_map",
+        "_sp",
+        "unk_token",
+        "continuing_subword_prefix",
+        "end_of_word_suffix",
+        "fuse_unk",
+        "byte_fallback",
+        "ignore_merges",
+        "dropout",
+        "seed",
+        "_rng",
+        "_cache",
+    )
+
+    def __init__(
+        self,
+        vocab: Mapping[str, int],
+        merges: Sequence[str | Sequence[str]] = (),
+        *,
+        unk_token: str | None = None,
+        continuing_subword_prefix: str | None = None,
+        end_of_word_suffix: str | None = None,
+        fuse_unk: bool = False,
+        byte_fallback: bool = False,
+        ignore_merges: bool = False,
+        dropout: float | None = None,
+        seed: int | None = None,
+    ) -> None:
+        clean: dict[str, int] = {}
+        id_to_token: dict[int, str] = {}
+        for tok, i in vocab.items():
+            if not isinstance(tok, str):
+                raise FileFormatError(f"model.vocab: token {tok!r} must be a str")
+            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < MAX_ID:
+                raise FileFormatError(f"model.vocab[{tok!r}]: id must be an int in 0..{MAX_ID - 1}, got {i!r}")
+            clean[tok] = i
+            id_to_token.setdefault(i, tok)
+        prefix_len = len(continuing_subword_prefix) if continuing_subword_prefix else 0
+        merge_list: list[tuple[str, str]] = []
+        merge_map: dict[tuple[int, int], tuple[int, int]] = {}
+        for n, entry in enumerate(merges):
+            a, b = _parse_merge(n, entry)
+            new = a + b[prefix_len:]
+            for part in (a, b, new):
+                if part not in clean:
+                    raise FileFormatError(f"model.merges[{n}] ({a!r}, {b!r}): {part!r} is not in the vocabulary")
+            merge_list.append((a, b))
+            merge_map[(clean[a], clean[b])] = (n, clean[new])  # a repeated merge: the later rank wins, as in HF
+        if unk_token is not None and not isinstance(unk_token, str):
+            raise FileFormatError(f"model.unk_token must be a str or null, got {unk_token!r}")
+        self._vocab = clean
+        self._id_to_token = id_to_token
+        self._merges = merge_list
+        self._merge_map = merge_map
+        self._sp: _SPTables | None = None
+        self.unk_token = unk_token
+        self.continuing_subword_prefix = continuing_subword_prefix
+        self.end_of_word_suffix = end_of_word_suffix
+        self.fuse_unk = bool(fuse_unk)
+        self.byte_fallback = bool(byte_fallback)
+        self.ignore_merges = bool(ignore_merges)
+        self.dropout = None if dropout is None else _check_dropout(dropout, FileFormatError)
+        self.seed = seed
+        self._rng = random.Random(seed)
+        self._cache: dict[str, list[tuple[int, int, int]]] = {}
+
+    @classmethod
+    def from_sentencepiece(
+        cls,
+        pieces: Sequence[str],
+        scores: Sequence[float],
+        types: Sequence[int] | None = None,
+        *,
+        byte_fallback: bool = False,
+        dropout: float | None = None,
+        seed: int | None = None,
+    ) -> "PieceBPE":
+        """A model that encodes as sentencepiece's BPE (``bpe_model.cc``).
+
+        ``pieces[i]`` has id ``i``; ``types`` are
+        ``ModelProto.SentencePiece.Type`` values (default all NORMAL except
+        that ``"<unk>"`` is UNKNOWN). The unknown token is the UNKNOWN piece.
+        """
+        pieces = list(pieces)
+        if types is None:
+            types = [SP_UNKNOWN if p == "<unk>" else SP_NORMAL for p in pieces]
+        sp = _SPTables(pieces, list(scores), list(types), bool(byte_fallback))
+        self = cls.__new__(cls)
+        self._vocab = {}
+        for i, p in enumerate(pieces):
+            self._vocab.setdefault(p, i)
+        # token_to_id looks up reserved pieces first, as PieceToId does
+        self._vocab.update(sp.reserved)
+        self._id_to_token = dict(enumerate(pieces))
+        self._merges = []
+        self._merge_map = {}
+        self._sp = sp
+        self.unk_token = pieces[sp.unk_id]
+        self.continuing_subword_prefix = None
+        self.end_of_word_suffix = None
+        self.fuse_unk = True
+        self.byte_fallback = bool(byte_fallback)
+        self.ignore_merges = False
+        self.dropout = None if dropout is None else _check_dropout(dropout, FileFormatError)
+        self.seed = seed
+        self._rng = random.Random(seed)
+        self._cache = {}
+        return self
+
+    def __getstate__(self) -> dict:
+        return {k: getattr(self, k) for k in self.__slots__ if k != "_cache"}
+
+    def __setstate__(self, state: dict) -> None:
+        for k, v in state.items():
+            setattr(self, k, v)
+        self._cache = {}
+
+    # -- views ---------------------------------------------------------------
+    @property
+    def is_sentencepiece(self) -> bool:
+        """True for a model built by :meth:`from_sentencepiece` (score-driven)."""
+        return self._sp is not None
+
+    @property
+    def merges(self) -> list[tuple[str, str]]:
+        """The merges in rank order (empty for a SentencePiece model)."""
+        return list(self._merges)
+
+    @property
+    def scores(self) -> list[float] | None:
+        """Piece scores by id (SentencePiece models), else ``None``."""
+        return None if self._sp is None else list(self._sp.scores)
+
+    @property
+    def types(self) -> list[int] | None:
+        """Piece types by id (SentencePiece models), else ``None``."""
+        return None if self._sp is None else list(self._sp.types)
+
+    @property
+    def unk_id(self) -> int | None:
+        if self._sp is not None:
+            return self._sp.unk_id
+        return None if self.unk_token is None else self._vocab.get(self.unk_token)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._id_to_token)
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._vocab)
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._vocab.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        return self._id_to_token.get(id)
+
+    def __len__(self) -> int:
+        return self.vocab_size
+
+    # -- encoding ------------------------------------------------------------
+    def encode_piece(self, piece: str, dropout: float | None = None, rng: random.Random | None = None) -> list[int]:
+        """Ids of one pre-token (already normalized and pre-tokenized).
+
+        ``dropout`` overrides the model's dropout for this call; ``rng`` is the
+        :class:`random.Random` to draw from (default: the model's own,
+        seeded with ``seed``).
+        """
+        return [t[0] for t in self.tokenize(piece, dropout=dropout, rng=rng)]
+
+    def tokenize(
+        self, piece: str, dropout: float | None = None, rng: random.Random | None = None
+    ) -> list[tuple[int, int, int]]:
+        """``(id, start, end)`` per token, code-point offsets inside ``piece``.
+
+        Byte-fallback tokens of one character all carry that character's span
+        (as HF does); a fused run of unknown characters carries the run's span.
+        """
+        if not isinstance(piece, str):
+            raise EncodeInputError(f"piece must be str, got {type(piece).__name__}")
+        p = self.dropout or 0.0 if dropout is None else _check_dropout(dropout)
+        if p > 0.0 and rng is None:
+            rng = self._rng
+        if not piece:
+            return []
+        if self._sp is not None:
+            return self._sp_tokenize(piece, p, rng)
+        return self._hf_tokenize(piece, p, rng)
+
+    # HF semantics ---------------------------------------------------------
+    def _hf_tokenize(self, piece: str, p: float, rng) -> list[tuple[int, int, int]]:
+        vocab = self._vocab
+        if self.ignore_merges:
+            i = vocab.get(piece)
+            if i is not None:
+                return [(i, 0, len(piece))]
+        prefix = self.continuing_subword_prefix
+        suffix = self.end_of_word_suffix
+        unk_id = None if self.unk_token is None else vocab.get(self.unk_token)
+        last = len(piece) - 1
+        syms: list[list[int]] = []  # [id, start, end]
+        unk: list[int] | None = None
+        for k, ch in enumerate(piece):
+            s = ch
+            if prefix and k > 0:
+                s = prefix + s
+            if suffix and k == last:
+                s = s + suffix
+            i = vocab.get(s)
+            if i is not None:
+                if unk is not None:
+                    syms.append(unk)
+                    unk = None
+                syms.append([i, k, k + 1])
+                continue
+            if self.byte_fallback:
+                ids = [vocab.get(byte_piece(b)) for b in s.encode("utf-8", "surrogatepass")]
+                if None not in ids:
+                    if unk is not None:
+                        syms.append(unk)
+                        unk = None
+                    syms.extend([b, k, k + 1] for b in ids)
+                    continue
+            if self.unk_token is not None:
+                if unk_id is None:
+                    raise UnknownTokenError(f"unk_token {self.unk_token!r} is not in the vocabulary")
+                if unk is not None and self.fuse_unk:
+                    unk[2] = k + 1
+                else:
+                    if unk is not None:
+                        syms.append(unk)
+                    unk = [unk_id, k, k + 1]
+        if unk is not None:
+            syms.append(unk)
+        if len(syms) < 2 or not self._merge_map:
+            return [tuple(s) for s in syms]  # type: ignore[misc]
+        if p == 0.0 and len(syms) <= SHORT_PIECE_SYMBOLS:
+            return self._hf_merge_short(syms)
+        return self._hf_merge_heap(syms, p, rng)
+
+    def _hf_merge_short(self, syms: list[list[int]]) -> list[tuple[int, int, int]]:
+        get = self._merge_map.get
+        cand = [get((syms[k][0], syms[k + 1][0])) for k in range(len(syms) - 1)]
+        while True:
+            best = None
+            best_k = -1
+            for k, c in enumerate(cand):
+                if c is not None and (best is None or c[0] < best):
+                    best = c[0]
+                    best_k = k
+            if best is None:
+                return [(s[0], s[1], s[2]) for s in syms]
+            new_id = cand[best_k][1]  # type: ignore[index]
+            syms[best_k : best_k + 2] = [[new_id, syms[best_k][1], syms[best_k + 1][2]]]
+            del cand[best_k]
+            if best_k > 0:
+                cand[best_k - 1] = get((syms[best_k - 1][0], new_id))
+            if best_k < len(cand):
+                cand[best_k] = get((new_id, syms[best_k + 1][0]))
+
+    def _hf_merge_heap(self, syms: list[list[int]], p: float, rng) -> list[tuple[int, int, int]]:
+        get = self._merge_map.get
+        n = len(syms)
+        ids = [s[0] for s in syms]
+        ends = [s[2] for s in syms]
+        alive = [True] * n
+        nxt = list(range(1, n + 1))
+        nxt[-1] = -1
+        prv = list(range(-1, n - 1))
+        heap = []
+        for k in range(n - 1):
+            m = get((ids[k], ids[k + 1]))
+            if m is not None:
+                heap.append((m[0], k, m[1]))
+        heapq.heapify(heap)
+        skipped: list[tuple[int, int, int]] = []
+        rand = rng.random if p > 0.0 else None
+        while heap:
+            top = heapq.heappop(heap)
+            _, k, new_id = top
+            j = nxt[k]
+            if not alive[k] or j == -1:
+                continue
+            m = get((ids[k], ids[j]))
+            if m is None or m[1] != new_id:
+                continue  # stale
+            if rand is not None and rand() < p:
+                skipped.append(top)
+                continue
+            for s in skipped:
+                heapq.heappush(heap, s)
+            skipped.clear()
+            ids[k] = new_id
+            ends[k] = ends[j]
+            alive[j] = False
+            nxt[k] = nxt[j]
+            if nxt[j] != -1:
+                prv[nxt[j]] = k
+            q = prv[k]
+            if q >= 0:
+                m = get((ids[q], new_id))
+                if m is not None:
+                    heapq.heappush(heap, (m[0], q, m[1]))
+            r = nxt[k]
+            if r != -1:
+                m = get((new_id, ids[r]))
+                if m is not None:
+                    heapq.heappush(heap, (m[0], k, m[1]))
+        return [(ids[k], syms[k][1], ends[k]) for k in range(n) if alive[k]]
+
+    # SentencePiece semantics ----------------------------------------------
+    def _sp_tokenize(self, text: str, p: float, rng) -> list[tuple[int, int, int]]:
+        sp = self._sp
+        assert sp is not None
+        bigrams = sp.bigrams
+        if p > 0.0 or bigrams is None or WS not in text[1:]:
+            return self._sp_merge(text, p, rng)
+        # encode the parts between "x▁" boundaries that no piece spans, each once (cached)
+        cache = self._cache
+        fuse = sp.byte_ids is None
+        unk_id = sp.unk_id
+        out: list[tuple[int, int, int]] = []
+        start = 0
+        n = len(text)
+        find = text.find
+        while start < n:
+            i = find(WS, start + 1)
+            while i != -1 and text[i - 1 : i + 1] in bigrams:
+                i = find(WS, i + 1)
+            end = n if i == -1 else i
+            part = text[start:end]
+            toks = cache.get(part)
+            if toks is None:
+                toks = self._sp_merge(part, 0.0, None)
+                if len(cache) >= _CACHE_SIZE:
+                    cache.clear()
+                cache[part] = toks
+            k = 0
+            if fuse and out and toks[0][0] == unk_id and out[-1][0] == unk_id:
+                out[-1] = (unk_id, out[-1][1], start + toks[0][2])
+                k = 1
+            for t in toks[k:]:
+                out.append((t[0], t[1] + start, t[2] + start))
+            start = end
+        return out
+
+    def _sp_merge(self, text: str, p: float, rng) -> list[tuple[int, int, int]]:
+        sp = self._sp
+        assert sp is not None
+        pieces = sp.pieces
+        scores = sp.scores
+        types = sp.types
+        n = len(text)
+        # split into symbols: user-defined pieces (longest match) or one character
+        starts: list[int] = []
+        ends: list[int] = []
+        frozen: list[bool] = []
+        if sp.user_max:
+            ud = sp.user_defined
+            pos = 0
+            while pos < n:
+                size = 1
+                hit = False
+                for size_try in range(min(sp.user_max, n - pos), 0, -1):
+                    if text[pos : pos + size_try] in ud:
+                        size = size_try
+                        hit = True
+                        break
+                starts.append(pos)
+                ends.append(pos + size)
+                frozen.append(hit)
+                pos += size
+        else:
+            starts = list(range(n))
+            ends = list(range(1, n + 1))
+            frozen = [False] * n
+        m = len(starts)
+        nxt = list(range(1, m + 1))
+        nxt[-1] = -1
+        prv = list(range(-1, m - 1))
+        alive = [True] * m
+        rev: dict[str, tuple[str, str]] = {}
+        heap: list[tuple[float, int, int, int]] = []
+        push = heapq.heappush
+
+        def add(left: int, right: int) -> None:
+            if left < 0 or right < 0 or frozen[left] or frozen[right]:
+                return
+            s = text[starts[left] : ends[right]]
+            i = pieces.get(s)
+            if i is None:
+                return
+            push(heap, (-scores[i], left, right, ends[right] - starts[left]))
+            if types[i] == SP_UNUSED:
+                rev[s] = (text[starts[left] : ends[left]], text[starts[right] : ends[right]])
+
+        for k in range(1, m):
+            add(k - 1, k)
+        skipped: list = []
+        rand = rng.random if p > 0.0 else None
+        while heap:
+            top = heapq.heappop(heap)
+            _, left, right, size = top
+            if not alive[left] or not alive[right] or ends[right] - starts[left] != size or nxt[left] != right:
+                continue
+            if rand is not None and rand() < p:
+                skipped.append(top)
+                continue
+            for s in skipped:
+                push(heap, s)
+            skipped.clear()
+            ends[left] = ends[right]
+            alive[right] = False
+            r2 = nxt[right]
+            nxt[left] = r2
+            if r2 != -1:
+                prv[r2] = left
+            add(prv[left], left)
+            add(left, r2)
+
+        out: list[tuple[int, int, int]] = []
+        unk_id = sp.unk_id
+        byte_ids = sp.byte_ids
+        prev_unk = False
+
+        def emit(w: str, start: int) -> None:
+            nonlocal prev_unk
+            i = sp.piece_to_id(w)
+            if types[i] == SP_UNUSED and w in rev:
+                a, b = rev[w]
+                emit(a, start)
+                emit(b, start + len(a))
+                return
+            end = start + len(w)
+            is_unk = i == unk_id
+            if is_unk and byte_ids is not None:
+                for byte in w.encode("utf-8", "surrogatepass"):
+                    out.append((byte_ids[byte], start, end))
+            elif is_unk and prev_unk:
+                out[-1] = (unk_id, out[-1][1], end)
+            else:
+                out.append((i, start, end))
+            prev_unk = is_unk
+
+        k = 0
+        while k != -1:
+            emit(text[starts[k] : ends[k]], starts[k])
+            k = nxt[k]
+        return out
+
+    # -- serialization ---------------------------------------------------------
+    def to_dict(self) -> dict:
+        """HF's ``BPE`` model JSON; a SentencePiece model is
+        ``{"type": "SentencePieceBPE", "vocab": [[piece, score, type], ...], ...}``."""
+        if self._sp is not None:
+            sp = self._sp
+            return {
+                "type": "SentencePieceBPE",
+                "dropout": self.dropout,
+                "byte_fallback": self.byte_fallback,
+                "vocab": [
+                    [self._id_to_token[i], sp.scores[i], SP_TYPE_NAMES[sp.types[i]]] for i in range(len(sp.scores))
+                ],
+            }
+        return {
+            "type": "BPE",
+            "dropout": self.dropout,
+            "unk_token": self.unk_token,
+            "continuing_subword_prefix": self.continuing_subword_prefix,
+            "end_of_word_suffix": self.end_of_word_suffix,
+            "fuse_unk": self.fuse_unk,
+            "byte_fallback": self.byte_fallback,
+            "ignore_merges": self.ignore_merges,
+            "vocab": dict(self._vocab),
+            "merges": [[a, b] for a, b in self._merges],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "PieceBPE":
+        """Build from HF's ``BPE`` JSON (merges as ``"a b"`` or ``[a, b]``) or
+        from :meth:`to_dict` of a SentencePiece model."""
+        if not isinstance(data, Mapping):
+            raise FileFormatError(f"model must be a JSON object, got {type(data).__name__}")
+        kind = data.get("type", "BPE")
+        if kind == "SentencePieceBPE":
+            vocab = data.get("vocab")
+            if not isinstance(vocab, list):
+                raise FileFormatError("model.vocab must be a list of [piece, score, type]")
+            pieces, scores, types = [], [], []
+            for n, entry in enumerate(vocab):
+                if (
+                    not isinstance(entry, (list, tuple))
+                    or len(entry) != 3
+                    or not isinstance(entry[0], str)
+                    or isinstance(entry[1], bool)
+                    or not isinstance(entry[1], (int, float))
+                    or entry[2] not in _SP_TYPE_BY_NAME
+                ):
+                    raise FileFormatError(f"model.vocab[{n}] must be [piece, score, type name], got {entry!r}")
+                pieces.append(entry[0])
+                scores.append(float(entry[1]))
+                types.append(_SP_TYPE_BY_NAME[entry[2]])
+            return cls.from_sentencepiece(
+                pieces,
+                scores,
+                types,
+                byte_fallback=_opt_bool(data, "byte_fallback"),
+                dropout=data.get("dropout"),
+            )
+        if kind != "BPE":
+            raise FileFormatError(f"model.type must be 'BPE' or 'SentencePieceBPE', got {kind!r}")
+        vocab = data.get("vocab")
+        if not isinstance(vocab, Mapping):
+            raise FileFormatError("model.vocab must be an object of token -> id")
+        merges = data.get("merges", [])
+        if not isinstance(merges, list):
+            raise FileFormatError("model.merges must be a list")
+        for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix"):
+            v = data.get(key)
+            if v is not None and not isinstance(v, str):
+                raise FileFormatError(f"model.{key} must be a string or null, got {v!r}")
+        return cls(
+            vocab,
+            merges,
+            unk_token=data.get("unk_token"),
+            continuing_subword_prefix=data.get("continuing_subword_prefix"),
+            end_of_word_suffix=data.get("end_of_word_suffix"),
+            fuse_unk=_opt_bool(data, "fuse_unk"),
+            byte_fallback=_opt_bool(data, "byte_fallback"),
+            ignore_merges=_opt_bool(data, "ignore_merges"),
+            dropout=data.get("dropout"),
+        )
+
+    def __repr__(self) -> str:
+        kind = "sentencepiece" if self._sp is not None else "hf"
+        return f"PieceBPE({kind}, vocab_size={self.vocab_size}, merges={len(self._merges)})"
+
+
+def _opt_bool(data: Mapping, key: str) -> bool:
+    v = data.get(key, False)
+    if v is None:
+        return False
+    if not isinstance(v, bool):
+        raise FileFormatError(f"model.{key} must be true or false, got {v!r}")
+    return v

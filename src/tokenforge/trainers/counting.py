@@ -228,3 +228,168 @@ def _add(total: Counter, counts: Counter) -> None:
     get = total.get
     for k, v in counts.items():
         total[k] = get(k, 0) + v
+
+
+# ---------------------------------------------------------------------------
+# Counting for the general pipeline (WordPiece, Unigram, SentencePiece BPE).
+#
+# These trainers see text the way their tokenizer will: each line is
+# normalized and pre-tokenized by the pipeline's own stages, then the pieces
+# are counted. SentencePiece treats every line as a sentence of its own (it
+# gets its own dummy prefix), so line boundaries are the natural safe cuts:
+# ranges end just after a newline, and counting ranges separately is exact.
+# ---------------------------------------------------------------------------
+
+
+class LineSplitter:
+    """Picklable ``line -> pieces``: a normalizer and a pre-tokenizer, rebuilt from their dicts in workers."""
+
+    def __init__(self, normalizer: dict | None, pre_tokenizer: dict | None) -> None:
+        self.normalizer_dict = normalizer
+        self.pre_dict = pre_tokenizer
+        self._norm = self._pre = None
+        self._ready = False
+
+    def __getstate__(self):
+        return {"normalizer_dict": self.normalizer_dict, "pre_dict": self.pre_dict}
+
+    def __setstate__(self, state):
+        self.__init__(state["normalizer_dict"], state["pre_dict"])
+
+    def _build(self) -> None:
+        from ..normalizers import normalizer_from_dict
+        from ..pretokenizers import pre_tokenizer_from_dict
+
+        self._norm = normalizer_from_dict(self.normalizer_dict)
+        self._pre = pre_tokenizer_from_dict(self.pre_dict)
+        self._ready = True
+
+    def count(self, lines: Iterable[str], counts: Counter) -> None:
+        if not self._ready:
+            self._build()
+        norm, pre = self._norm, self._pre
+        for line in lines:
+            if norm is not None:
+                line = norm.normalize_str(line)
+            if not line:
+                continue
+            if pre is None:
+                counts[line] += 1
+            elif hasattr(pre, "pre_tokenize"):
+                counts.update(p.text for p in pre.pre_tokenize(line, True))
+            else:
+                counts.update(pre.split(line))
+
+
+def plan_line_ranges(path: Path, chunk_bytes: int = CHUNK_BYTES) -> list[tuple[int, int]]:
+    """Byte ranges of about ``chunk_bytes`` that each end just after a newline (or at EOF)."""
+    size = path.stat().st_size
+    ranges = []
+    with open(path, "rb") as f:
+        start = 0
+        while start < size:
+            end = start + chunk_bytes
+            if end >= size:
+                end = size
+            else:
+                f.seek(end)
+                while True:
+                    block = f.read(_WINDOW)
+                    if not block:
+                        end = size
+                        break
+                    k = block.find(b"\n")
+                    if k >= 0:
+                        end += k + 1
+                        break
+                    end += len(block)
+            ranges.append((start, end))
+            start = end
+    return ranges
+
+
+def _count_line_range(args) -> tuple[Counter, int]:
+    path, start, end, splitter, errors = args
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    try:
+        text = data.decode("utf-8", errors)
+    except UnicodeDecodeError as exc:
+        with open(path, "rb") as f:
+            before = f.read(start).count(b"\n")
+        line = before + data.count(b"\n", 0, exc.start) + 1
+        raise TrainingError(
+            f"{path}, line {line}: not valid UTF-8 at byte {start + exc.start} ({exc.reason}); "
+            "pass errors='replace' or errors='ignore' to train anyway"
+        ) from None
+    counts: Counter = Counter()
+    splitter.count(text.splitlines(), counts)
+    return counts, end - start
+
+
+def count_lines(
+    sources: Iterable[str | os.PathLike] | None,
+    splitter: LineSplitter,
+    *,
+    iterator: Iterable[str] | None = None,
+    workers: int | None = None,
+    errors: str = "strict",
+    progress: Callable[[int], None] | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Counter:
+    """Count the pipeline pieces of every line of the files ``sources`` (in
+    worker processes) and of the strings of ``iterator`` (each string is split
+    into lines too). The result does not depend on the number of workers."""
+    if errors not in _ERRORS:
+        raise TrainingError(f"errors must be one of {', '.join(_ERRORS)}, got {errors!r}")
+    total: Counter = Counter()
+    if iterator is not None:
+        batch: list[str] = []
+        size = 0
+        for n, text in enumerate(iterator):
+            if not isinstance(text, str):
+                raise TrainingError(f"training texts must be str; item {n} is {type(text).__name__}")
+            batch.extend(text.splitlines())
+            size += len(text)
+            if size >= chunk_bytes:
+                splitter.count(batch, total)
+                if progress:
+                    progress(size)
+                batch, size = [], 0
+        splitter.count(batch, total)
+        if progress and size:
+            progress(size)
+    tasks = []
+    for raw in sources or ():
+        path = Path(raw)
+        if not path.is_file():
+            raise TokenizerFileNotFoundError(f"{path}: no such file" if not path.exists() else f"{path}: not a regular file")
+        tasks.extend((str(path), s, e, splitter, errors) for s, e in plan_line_ranges(path, chunk_bytes))
+    if workers is None:
+        workers = os.cpu_count() or 1
+    if workers <= 1 or len(tasks) <= 1:
+        for t in tasks:
+            counts, n = _count_line_range(t)
+            _add(total, counts)
+            if progress:
+                progress(n)
+        return total
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
+        pending = set()
+        queue = iter(tasks)
+        for t in queue:
+            pending.add(pool.submit(_count_line_range, t))
+            if len(pending) >= 2 * workers:
+                break
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                counts, n = fut.result()
+                _add(total, counts)
+                if progress:
+                    progress(n)
+                nxt = next(queue, None)
+                if nxt is not None:
+                    pending.add(pool.submit(_count_line_range, nxt))
+    return total

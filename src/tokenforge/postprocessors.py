@@ -1,0 +1,317 @@
+"""Post-processing: put the model's control tokens around the encoded text.
+
+A post-processor turns the ids of one text (or a pair) into the model's input:
+``[CLS] A [SEP] B [SEP]`` with type ids 0/1 for BERT, ``<s> A </s>`` for
+Llama-style models. It runs only when ``add_special_tokens`` is on, and it
+puts ids in by code, never by matching strings in the text, so user text
+cannot forge a control token (seed 000 §5.5). Seed 000 §5.5 also warns
+against adding BOS twice: text that already starts with the BOS string is
+an error under the default special-token policy, and ``add_special_tokens=False``
+is how a caller who builds the sequence by hand turns the template off.
+
+The shapes are HF tokenizers' (``TemplateProcessing``, ``BertProcessing``,
+``RobertaProcessing``, ``ByteLevel``, ``Sequence``), so a ``tokenizer.json``
+post-processor loads as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence as Seq
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import FileFormatError
+
+
+@dataclass
+class Encoding:
+    """One encoded input: ids plus what a model and a person need to read them.
+
+    ``offsets[i]`` is the ``(start, end)`` code-point span of token ``i`` in the
+    original text (``(0, 0)`` for tokens added by the post-processor);
+    ``type_ids`` tells the first sequence (0) from the second (1);
+    ``special_tokens_mask`` marks added control tokens.
+    """
+
+    ids: list[int] = field(default_factory=list)
+    tokens: list[str] = field(default_factory=list)
+    offsets: list[tuple[int, int]] = field(default_factory=list)
+    type_ids: list[int] = field(default_factory=list)
+    special_tokens_mask: list[int] = field(default_factory=list)
+    sequence_ids: list[int | None] = field(default_factory=list)
+
+    @property
+    def attention_mask(self) -> list[int]:
+        return [1] * len(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def _append(self, tid: int, token: str, offset: tuple[int, int], type_id: int, special: bool, seq: int | None) -> None:
+        self.ids.append(tid)
+        self.tokens.append(token)
+        self.offsets.append(offset)
+        self.type_ids.append(type_id)
+        self.special_tokens_mask.append(1 if special else 0)
+        self.sequence_ids.append(seq)
+
+    def _extend(self, other: "Encoding", type_id: int, seq: int) -> None:
+        self.ids.extend(other.ids)
+        self.tokens.extend(other.tokens)
+        self.offsets.extend(other.offsets)
+        self.type_ids.extend([type_id] * len(other.ids))
+        self.special_tokens_mask.extend(other.special_tokens_mask)
+        self.sequence_ids.extend([seq] * len(other.ids))
+
+
+class PostProcessor:
+    """Base class: ``process(a, b, add_special_tokens) -> Encoding``; ``process_ids`` for ids only."""
+
+    def process(self, a: Encoding, b: Encoding | None = None, add_special_tokens: bool = True) -> Encoding:
+        out = Encoding()
+        if add_special_tokens:
+            pieces = self._template(b is not None)
+        else:  # the sequences alone, with the type ids the pair template gives them
+            pieces = [x for x in self._template(b is not None) if x[0] in ("A", "B")]
+        for item, type_id in pieces:
+            if item == "A":
+                out._extend(a, type_id, 0)
+            elif item == "B":
+                out._extend(b, type_id, 1)
+            else:
+                for tid, tok in zip(*item):
+                    out._append(tid, tok, (0, 0), type_id, True, None)
+        return out
+
+    def process_ids(self, a: list[int], b: list[int] | None = None, add_special_tokens: bool = True) -> list[int]:
+        if not add_special_tokens:
+            return a + (b or [])
+        out: list[int] = []
+        for item, _type in self._template(b is not None):
+            if item == "A":
+                out.extend(a)
+            elif item == "B":
+                out.extend(b)
+            else:
+                out.extend(item[0])
+        return out
+
+    def added_tokens(self, is_pair: bool) -> int:
+        """How many ids the template adds (for truncation budgets)."""
+        return sum(len(item[0]) for item, _ in self._template(is_pair) if item not in ("A", "B"))
+
+    def _template(self, pair: bool) -> list[tuple[Any, int]]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.to_dict() == self.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(repr(self.to_dict()))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.to_dict()!r})"
+
+    def __reduce__(self):
+        return (post_processor_from_dict, (self.to_dict(),))
+
+
+def _parse_template_item(item: Any, where: str) -> tuple[str, str, int]:
+    """``"$A"``, ``"$B:1"``, ``"[SEP]:1"`` or HF's JSON item -> (kind, id, type_id)."""
+    if isinstance(item, str):
+        name, _, type_id = item.partition(":")
+        tid = int(type_id) if type_id else 0
+        if name.startswith("$"):
+            seq = name[1:] or "A"
+            if seq.isdigit():
+                return "seq", "A" if int(seq) == 0 else "B", tid
+            if seq in ("A", "B"):
+                return "seq", seq, tid
+            raise FileFormatError(f"{where}: unknown sequence {name!r} (use $A or $B)")
+        return "special", name, tid
+    if isinstance(item, Mapping) and len(item) == 1:
+        (kind, body), = item.items()
+        if kind in ("Sequence", "SpecialToken") and isinstance(body, Mapping) and "id" in body:
+            return ("seq" if kind == "Sequence" else "special"), body["id"], int(body.get("type_id", 0))
+    raise FileFormatError(f"{where}: a template item must be '$A', '$B', 'TOKEN[:type]' or HF's JSON form, got {item!r}")
+
+
+class TemplateProcessing(PostProcessor):
+    """A template for single texts and for pairs, e.g. ``"[CLS] $A [SEP]"`` and
+    ``"[CLS] $A [SEP] $B:1 [SEP]:1"``; ``special_tokens`` gives each token's ids.
+
+    >>> tp = TemplateProcessing("<s> $A </s>", special_tokens=[("<s>", 1), ("</s>", 2)])
+    >>> tp.process_ids([10, 11])
+    [1, 10, 11, 2]
+    """
+
+    def __init__(self, single, pair=None, special_tokens: Iterable[Any] = ()) -> None:
+        self.single = self._parse(single, "single")
+        self.pair = self._parse(pair if pair is not None else self._default_pair(single), "pair")
+        specials: dict[str, tuple[list[int], list[str]]] = {}
+        if isinstance(special_tokens, Mapping):  # HF JSON: {"[CLS]": {"id": "[CLS]", "ids": [101], "tokens": ["[CLS]"]}}
+            for key, v in special_tokens.items():
+                if not isinstance(v, Mapping) or "ids" not in v:
+                    raise FileFormatError(f"TemplateProcessing special token {key!r} needs 'ids'")
+                ids = [int(x) for x in v["ids"]]
+                specials[v.get("id", key)] = (ids, list(v.get("tokens", [key] * len(ids))))
+        else:
+            for entry in special_tokens:
+                tok, tid = entry
+                specials[tok] = ([int(tid)], [tok])
+        self.special_tokens = specials
+        for name, tmpl in (("single", self.single), ("pair", self.pair)):
+            for kind, ident, _ in tmpl:
+                if kind == "special" and ident not in specials:
+                    raise FileFormatError(f"TemplateProcessing {name} template uses {ident!r}, which has no id")
+        seqs = [ident for kind, ident, _ in self.single if kind == "seq"]
+        if seqs != ["A"]:
+            raise FileFormatError(f"TemplateProcessing single template must use $A exactly once, got {seqs}")
+        seqs = sorted(ident for kind, ident, _ in self.pair if kind == "seq")
+        if seqs != ["A", "B"]:
+            raise FileFormatError(f"TemplateProcessing pair template must use $A and $B once each, got {seqs}")
+
+    @staticmethod
+    def _default_pair(single) -> list[str]:
+        items = single.split() if isinstance(single, str) else list(single)
+        return list(items) + ["$B:1" if isinstance(single, str) else {"Sequence": {"id": "B", "type_id": 1}}]
+
+    @staticmethod
+    def _parse(tmpl, where: str) -> list[tuple[str, str, int]]:
+        items = tmpl.split() if isinstance(tmpl, str) else tmpl
+        if not isinstance(items, (list, tuple)):
+            raise FileFormatError(f"TemplateProcessing {where} template must be a string or a list")
+        return [_parse_template_item(x, f"TemplateProcessing {where}") for x in items]
+
+    def _template(self, pair: bool) -> list[tuple[Any, int]]:
+        out = []
+        for kind, ident, type_id in self.pair if pair else self.single:
+            out.append((ident if kind == "seq" else self.special_tokens[ident], type_id))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        def items(tmpl):
+            return [
+                {"Sequence" if k == "seq" else "SpecialToken": {"id": i, "type_id": t}} for k, i, t in tmpl
+            ]
+
+        return {
+            "type": "TemplateProcessing",
+            "single": items(self.single),
+            "pair": items(self.pair),
+            "special_tokens": {
+                k: {"id": k, "ids": ids, "tokens": toks} for k, (ids, toks) in self.special_tokens.items()
+            },
+        }
+
+
+class BertProcessing(PostProcessor):
+    """``[CLS] A [SEP]`` and ``[CLS] A [SEP] B [SEP]`` with type ids 0 then 1."""
+
+    def __init__(self, sep: tuple[str, int] = ("[SEP]", 102), cls: tuple[str, int] = ("[CLS]", 101)) -> None:
+        self.sep = (str(sep[0]), int(sep[1]))
+        self.cls = (str(cls[0]), int(cls[1]))
+
+    def _template(self, pair: bool) -> list[tuple[Any, int]]:
+        cls = ([self.cls[1]], [self.cls[0]])
+        sep = ([self.sep[1]], [self.sep[0]])
+        out = [(cls, 0), ("A", 0), (sep, 0)]
+        return out + [("B", 1), (sep, 1)] if pair else out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "BertProcessing", "sep": list(self.sep), "cls": list(self.cls)}
+
+
+class RobertaProcessing(PostProcessor):
+    """``<s> A </s>`` and ``<s> A </s> </s> B </s>``, all type id 0."""
+
+    def __init__(self, sep=("</s>", 2), cls=("<s>", 0), trim_offsets: bool = True, add_prefix_space: bool = True) -> None:
+        self.sep = (str(sep[0]), int(sep[1]))
+        self.cls = (str(cls[0]), int(cls[1]))
+        self.trim_offsets = bool(trim_offsets)
+        self.add_prefix_space = bool(add_prefix_space)
+
+    def _template(self, pair: bool) -> list[tuple[Any, int]]:
+        cls = ([self.cls[1]], [self.cls[0]])
+        sep = ([self.sep[1]], [self.sep[0]])
+        out = [(cls, 0), ("A", 0), (sep, 0)]
+        return out + [(sep, 0), ("B", 0), (sep, 0)] if pair else out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "RobertaProcessing", "sep": list(self.sep), "cls": list(self.cls),
+            "trim_offsets": self.trim_offsets, "add_prefix_space": self.add_prefix_space,
+        }
+
+
+class ByteLevel(PostProcessor):
+    """GPT-2's post-processor: adds nothing (it only trims offsets in HF)."""
+
+    def __init__(self, trim_offsets: bool = True, add_prefix_space: bool = True, use_regex: bool = True) -> None:
+        self.trim_offsets, self.add_prefix_space, self.use_regex = bool(trim_offsets), bool(add_prefix_space), bool(use_regex)
+
+    def _template(self, pair: bool) -> list[tuple[Any, int]]:
+        return [("A", 0)] + ([("B", 1)] if pair else [])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "ByteLevel", "add_prefix_space": self.add_prefix_space, "trim_offsets": self.trim_offsets, "use_regex": self.use_regex}
+
+
+class Sequence(PostProcessor):
+    """Post-processors in turn; at most one of them may add tokens."""
+
+    def __init__(self, processors: Seq[PostProcessor]) -> None:
+        self.processors = tuple(processors)
+        adding = [p for p in self.processors if not isinstance(p, ByteLevel)]
+        if len(adding) > 1:
+            raise FileFormatError("a post-processor Sequence may hold only one template that adds tokens")
+
+    def _template(self, pair: bool) -> list[tuple[Any, int]]:
+        for p in self.processors:
+            if not isinstance(p, ByteLevel):
+                return p._template(pair)
+        return [("A", 0)] + ([("B", 1)] if pair else [])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "Sequence", "processors": [p.to_dict() for p in self.processors]}
+
+
+def _pair_field(d: Mapping[str, Any], key: str) -> tuple[str, int]:
+    v = d.get(key)
+    if not (isinstance(v, (list, tuple)) and len(v) == 2):
+        raise FileFormatError(f"post_processor {d.get('type')!r} needs {key!r} as [token, id]")
+    return v[0], v[1]
+
+
+def post_processor_from_dict(data: Mapping[str, Any] | None) -> PostProcessor | None:
+    """Rebuild a post-processor from its HF tokenizer.json shape (``None`` stays ``None``)."""
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise FileFormatError(f"post_processor must be an object, got {type(data).__name__}")
+    kind = data.get("type")
+    if kind == "TemplateProcessing":
+        if "single" not in data:
+            raise FileFormatError("post_processor 'TemplateProcessing' needs the field 'single'")
+        return TemplateProcessing(data["single"], data.get("pair"), data.get("special_tokens", {}))
+    if kind == "BertProcessing":
+        return BertProcessing(_pair_field(data, "sep"), _pair_field(data, "cls"))
+    if kind == "RobertaProcessing":
+        return RobertaProcessing(
+            _pair_field(data, "sep"), _pair_field(data, "cls"),
+            bool(data.get("trim_offsets", True)), bool(data.get("add_prefix_space", True)),
+        )
+    if kind == "ByteLevel":
+        return ByteLevel(bool(data.get("trim_offsets", True)), bool(data.get("add_prefix_space", True)), bool(data.get("use_regex", True)))
+    if kind == "Sequence":
+        items = data.get("processors")
+        if not isinstance(items, list):
+            raise FileFormatError("post_processor 'Sequence' needs a list field 'processors'")
+        return Sequence([post_processor_from_dict(x) for x in items])
+    raise FileFormatError(
+        f"unsupported post_processor type {kind!r} (known: TemplateProcessing, BertProcessing, "
+        "RobertaProcessing, ByteLevel, Sequence)"
+    )

@@ -1,0 +1,344 @@
+"""Ready-made pipelines for the model families people use, and their trainers.
+
+* :func:`bert_wordpiece` — BERT: BertNormalizer, BertPreTokenizer, WordPiece,
+  ``[CLS] A [SEP] B [SEP]``, WordPiece decoder (HF's ``BertWordPieceTokenizer``).
+* :func:`sentencepiece` — a SentencePiece ``.model`` (Unigram, or BPE with byte
+  fallback): SentencePiece's own normalization, the model on the whole
+  ``▁``-escaped text, ``<s>``/``</s>`` by code, and its decoder.
+* ``train_wordpiece``, ``train_unigram``, ``train_sentencepiece_bpe`` — train
+  those from files or strings, counting in parallel and streaming the input.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from . import decoders, postprocessors, pretokenizers
+from .pipeline import AddedToken, Pipeline
+
+BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+def bert_wordpiece(
+    vocab: Mapping[str, int] | str | os.PathLike,
+    *,
+    lowercase: bool = True,
+    strip_accents: bool | None = None,
+    handle_chinese_chars: bool = True,
+    clean_text: bool = True,
+    unk_token: str = "[UNK]",
+    cls_token: str = "[CLS]",
+    sep_token: str = "[SEP]",
+    pad_token: str = "[PAD]",
+    mask_token: str = "[MASK]",
+    wordpieces_prefix: str = "##",
+    max_input_chars_per_word: int = 100,
+    name: str | None = None,
+) -> Pipeline:
+    """A BERT tokenizer over ``vocab`` (a ``{token: id}`` map or a ``vocab.txt`` path).
+
+    The special tokens present in the vocabulary become special added tokens.
+    """
+    from .models.wordpiece import WordPiece
+    from .normalizers import BertNormalizer
+
+    if not isinstance(vocab, Mapping):
+        from .formats.bert_vocab import load_bert_vocab
+
+        path = vocab
+        vocab = load_bert_vocab(path)
+        name = name or os.path.basename(os.fspath(path))
+        try:
+            model = WordPiece(vocab, unk_token, wordpieces_prefix, max_input_chars_per_word)
+        except Exception as exc:  # name the file in the message
+            from .errors import FileFormatError
+
+            raise FileFormatError(str(exc), path=path) from None
+    else:
+        model = WordPiece(vocab, unk_token, wordpieces_prefix, max_input_chars_per_word)
+    specials = [AddedToken(t, vocab[t]) for t in (pad_token, unk_token, cls_token, sep_token, mask_token) if t in vocab]
+    post = None
+    if cls_token in vocab and sep_token in vocab:
+        post = postprocessors.BertProcessing((sep_token, vocab[sep_token]), (cls_token, vocab[cls_token]))
+    return Pipeline(
+        model,
+        normalizer=BertNormalizer(clean_text, handle_chinese_chars, strip_accents, lowercase),
+        pre_tokenizer=pretokenizers.BertPreTokenizer(),
+        post_processor=post,
+        decoder=decoders.WordPiece(wordpieces_prefix),
+        added_tokens=specials,
+        name=name,
+    )
+
+
+def _progress_bar(total: int | None, desc: str, show: bool):
+    import sys
+
+    if not show or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="B", unit_scale=True, desc=desc, leave=False)
+
+
+def _count(files, iterator, splitter, workers, errors, show_progress):
+    from pathlib import Path
+
+    from .trainers.counting import count_lines
+
+    files = [files] if isinstance(files, (str, os.PathLike)) else list(files or ())
+    total = sum(Path(f).stat().st_size for f in files if Path(f).is_file()) or None
+    bar = _progress_bar(total, "counting", show_progress)
+    try:
+        return count_lines(files, splitter, iterator=iterator, workers=workers, errors=errors,
+                           progress=(bar.update if bar else None))
+    finally:
+        if bar:
+            bar.close()
+
+
+def train_wordpiece(
+    files: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
+    *,
+    iterator: Iterable[str] | None = None,
+    vocab_size: int = 30000,
+    min_frequency: int = 0,
+    limit_alphabet: int | None = None,
+    special_tokens: Sequence[str] = BERT_SPECIALS,
+    lowercase: bool = True,
+    strip_accents: bool | None = None,
+    workers: int | None = None,
+    errors: str = "strict",
+    show_progress: bool = True,
+) -> Pipeline:
+    """Train a BERT-style WordPiece tokenizer (likelihood-scored merges) on files
+    and/or an iterator of strings."""
+    from .normalizers import BertNormalizer
+    from .trainers.counting import LineSplitter
+    from .trainers.wordpiece import WordPieceTrainer
+
+    norm = BertNormalizer(lowercase=lowercase, strip_accents=strip_accents)
+    pre = pretokenizers.BertPreTokenizer()
+    counts = _count(files, iterator, LineSplitter(norm.to_dict(), pre.to_dict()), workers, errors, show_progress)
+    trainer = WordPieceTrainer(
+        vocab_size=vocab_size, min_frequency=min_frequency, limit_alphabet=limit_alphabet,
+        special_tokens=tuple(special_tokens), show_progress=show_progress,
+    )
+    model = trainer.train_from_counts(counts)
+    return bert_wordpiece(model.get_vocab(), lowercase=lowercase, strip_accents=strip_accents,
+                          unk_token=special_tokens[1] if len(special_tokens) > 1 else "[UNK]")
+
+
+#: The ``▁`` that SentencePiece writes for a space.
+SPACE = "\u2581"
+
+
+def _sentencepiece_split_is_exact(pieces: Sequence[str], user_defined: Sequence[str]) -> bool:
+    """Can the ``▁``-escaped text be cut before every ``▁`` that follows another
+    character without changing any segmentation? Yes when no piece has a ``▁``
+    right after a non-``▁`` character (``"o▁"``), ``"▁"`` itself is a piece (so
+    unknown runs cannot join across the cut) and no user symbol holds ``▁``."""
+    if SPACE not in pieces:
+        return False
+    for p in pieces:
+        k = p.find(SPACE, 1)
+        while k > 0:
+            if p[k - 1] != SPACE:
+                return False
+            k = p.find(SPACE, k + 1)
+    return not any(SPACE in u for u in user_defined)
+
+
+def sentencepiece(
+    source: Any,
+    *,
+    add_bos: bool = False,
+    add_eos: bool = False,
+    name: str | None = None,
+) -> Pipeline:
+    """A pipeline equal to the ``sentencepiece`` library on a ``.model`` file (a
+    path, its bytes, or a parsed :class:`~tokenforge.formats.sentencepiece.ModelProto`).
+
+    Encoding runs SentencePiece's normalizer (its precompiled charsmap,
+    whitespace clean-up, dummy prefix and ``▁`` escaping, user-defined symbols
+    kept whole), then the Unigram or BPE model over the escaped text. Control
+    pieces (``<s>``, ``</s>``, ...) are special tokens: they are never read from
+    text unless allowed, and ``add_bos``/``add_eos`` put them in by code.
+    Decoding drops control pieces, turns ``<unk>`` into ``" ⁇ "``, joins byte
+    pieces into UTF-8 and ``▁`` back into spaces, as ``sentencepiece`` does.
+    """
+    from .formats.sentencepiece import ModelProto, ModelType, PieceType, read_model
+    from .normalizers import SentencePieceNormalizer
+
+    proto = source if isinstance(source, ModelProto) else read_model(source)
+    if name is None and isinstance(source, (str, os.PathLike)):
+        name = os.path.basename(os.fspath(source))
+    spec = proto.normalizer_spec
+    ts = proto.trainer_spec
+    pieces = [p.piece for p in proto.pieces]
+    types = [int(p.type) for p in proto.pieces]
+    scores = [float(p.score) for p in proto.pieces]
+    user_defined = [p for p, t in zip(pieces, types) if t == PieceType.USER_DEFINED]
+    if spec.precompiled_charsmap:
+        rules: Any = spec.precompiled_charsmap
+    else:
+        rules = spec.name or "identity"
+    normalizer = SentencePieceNormalizer(
+        rules,
+        add_dummy_prefix=spec.add_dummy_prefix,
+        remove_extra_whitespaces=spec.remove_extra_whitespaces,
+        escape_whitespaces=spec.escape_whitespaces,
+        user_defined_symbols=user_defined,
+        name=spec.name or None,
+    )
+    unk_ids = [i for i, t in enumerate(types) if t == PieceType.UNKNOWN]
+    unk_id = unk_ids[0] if unk_ids else None
+    if ts.model_type == ModelType.UNIGRAM:
+        from .models.unigram import Unigram
+
+        model = Unigram(list(zip(pieces, scores)), unk_id=unk_id, byte_fallback=ts.byte_fallback, types=types)
+    elif ts.model_type == ModelType.BPE:
+        from .models.bpe import PieceBPE
+
+        model = PieceBPE.from_sentencepiece(pieces, scores, types, byte_fallback=ts.byte_fallback)
+    else:
+        from .errors import FileFormatError
+
+        raise FileFormatError(
+            f"SentencePiece model_type {ModelType(ts.model_type).name} is not supported (only UNIGRAM and BPE)",
+            path=source if isinstance(source, (str, os.PathLike)) else None,
+        )
+    controls = [AddedToken(p, i, special=True) for i, (p, t) in enumerate(zip(pieces, types)) if t == PieceType.CONTROL]
+    pre = None
+    if (
+        ts.model_type == ModelType.BPE and spec.escape_whitespaces and not ts.treat_whitespace_as_suffix
+        and _sentencepiece_split_is_exact(pieces, user_defined)
+    ):
+        # Exact (see above), and it lets the encoder memoise words. Not for Unigram:
+        # sentencepiece sums path scores over the whole text in 32-bit floats, so
+        # where a word's Viterbi ties are broken depends on the text before it.
+        pre = pretokenizers.Split(f"(?<=[^{SPACE}]){SPACE}", "merged_with_next")
+    post = None
+    if add_bos or add_eos:
+        by_piece = {p: i for i, p in enumerate(pieces)}
+        single: list[str] = []
+        special: list[tuple[str, int]] = []
+        if add_bos:
+            single.append(ts.bos_piece)
+            special.append((ts.bos_piece, by_piece.get(ts.bos_piece, ts.bos_id)))
+        single.append("$A")
+        if add_eos:
+            single.append(ts.eos_piece)
+            special.append((ts.eos_piece, by_piece.get(ts.eos_piece, ts.eos_id)))
+        pair = single + [x + ":1" if x != "$A" else "$B:1" for x in single]
+        post = postprocessors.TemplateProcessing(single, pair, special)
+    decoder = decoders.SentencePiece(
+        spec.add_dummy_prefix, spec.remove_extra_whitespaces,
+        pieces[unk_id] if unk_id is not None else None, ts.unk_surface,
+    )
+    return Pipeline(
+        model,
+        normalizer=normalizer,
+        pre_tokenizer=pre,
+        post_processor=post,
+        decoder=decoder,
+        added_tokens=controls,
+        name=name,
+    )
+
+
+def _sentencepiece_counts(files, iterator, rules, workers, errors, show_progress):
+    """Count SentencePiece "words": each line normalized by ``rules`` (dummy prefix,
+    whitespace clean-up, ``▁`` escaping), then cut before every ``▁``."""
+    from .normalizers import SentencePieceNormalizer
+    from .trainers.counting import LineSplitter
+
+    norm = SentencePieceNormalizer(rules)
+    pre = pretokenizers.Split(SPACE, "merged_with_next", regex_pattern=False)
+    return _count(files, iterator, LineSplitter(norm.to_dict(), pre.to_dict()), workers, errors, show_progress)
+
+
+def train_unigram(
+    files: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
+    *,
+    iterator: Iterable[str] | None = None,
+    vocab_size: int = 8000,
+    special_tokens: Sequence[str] = ("<s>", "</s>"),
+    unk_token: str = "<unk>",
+    normalization: str = "nmt_nfkc",
+    character_coverage: float = 0.9995,
+    byte_fallback: bool = False,
+    split_digits: bool = False,
+    max_piece_length: int = 16,
+    shrinking_factor: float = 0.75,
+    num_threads: int | None = None,
+    workers: int | None = None,
+    errors: str = "strict",
+    show_progress: bool = True,
+    out: str | os.PathLike | None = None,
+) -> Pipeline:
+    """Train a SentencePiece-style Unigram tokenizer (seed pieces from frequent
+    substrings, EM with forward–backward counts, likelihood pruning).
+
+    Lines are sentences: each is normalized with ``normalization`` (``nmt_nfkc``,
+    ``nmt_nfkc_cf`` or ``identity``), given a dummy-prefix ``▁``, and cut into
+    ``▁``-words. ``out`` also writes a ``.model`` file that the ``sentencepiece``
+    library loads with the same ids.
+    """
+    from .formats.sentencepiece import ModelType, build_model_proto, write_model
+    from .trainers.unigram import UnigramTrainer
+
+    counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress)
+    settings = dict(character_coverage=character_coverage, byte_fallback=byte_fallback, split_digits=split_digits,
+                    max_piece_length=max_piece_length)
+    trainer = UnigramTrainer(
+        vocab_size=vocab_size, special_tokens=tuple(special_tokens), unk_token=unk_token,
+        shrinking_factor=shrinking_factor, num_threads=num_threads, show_progress=show_progress, **settings,
+    )
+    model = trainer.train_from_counts(counts)
+    proto = build_model_proto(
+        model.pieces, model.scores, model.types, model_type=ModelType.UNIGRAM, normalization=normalization,
+        trainer_settings=settings,
+    )
+    if out is not None:
+        write_model(proto, out)
+    return sentencepiece(proto, name=os.path.basename(os.fspath(out)) if out is not None else "unigram")
+
+
+def train_sentencepiece_bpe(
+    files: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
+    *,
+    iterator: Iterable[str] | None = None,
+    vocab_size: int = 8000,
+    special_tokens: Sequence[str] = ("<s>", "</s>"),
+    unk_token: str = "<unk>",
+    normalization: str = "nmt_nfkc",
+    character_coverage: float = 0.9995,
+    byte_fallback: bool = True,
+    split_digits: bool = False,
+    max_piece_length: int = 16,
+    workers: int | None = None,
+    errors: str = "strict",
+    show_progress: bool = True,
+    out: str | os.PathLike | None = None,
+) -> Pipeline:
+    """Train a Llama-2/Mistral-style SentencePiece BPE tokenizer: ``▁`` words,
+    merges by frequency (scored by order), byte fallback for rare characters.
+    ``out`` also writes a ``.model`` file that the ``sentencepiece`` library loads."""
+    from .formats.sentencepiece import write_model
+    from .trainers.spm_bpe import SentencePieceBPETrainer
+
+    counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress)
+    settings = dict(character_coverage=character_coverage, byte_fallback=byte_fallback, split_digits=split_digits,
+                    max_piece_length=max_piece_length)
+    trainer = SentencePieceBPETrainer(
+        vocab_size=vocab_size, special_tokens=tuple(special_tokens), unk_token=unk_token,
+        show_progress=show_progress, **settings,
+    )
+    model = trainer.train_from_counts(counts)
+    proto = trainer.model_proto(model, normalization=normalization, remove_extra_whitespaces=True)
+    if out is not None:
+        write_model(proto, out)
+    return sentencepiece(proto, name=os.path.basename(os.fspath(out)) if out is not None else "sentencepiece-bpe")

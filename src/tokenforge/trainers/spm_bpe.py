@@ -1,0 +1,407 @@
+"""SentencePiece-style BPE training (``bpe_model_trainer.cc``), for Llama-2 /
+Mistral style tokenizers: ``▁`` whitespace, merges by frequency, pieces
+scored by merge order, optional byte fallback.
+
+The input is ``{pre_token: count}`` where a pre-token is already normalized
+and split the sentencepiece way (``"▁hello"``: ``▁`` only at the start).
+Training follows sentencepiece:
+
+1. **Alphabet by character coverage.** Characters are counted (weighted by
+   the pre-token counts) and sorted by count, most frequent first (ties by
+   code point). They are taken in that order until the share of all
+   characters already covered reaches ``character_coverage`` (compared in
+   float32, as sentencepiece does). The rest are *rare*: no piece contains
+   them; at encoding time they become ``<unk>`` or, with ``byte_fallback``,
+   ``<0xXX>`` byte pieces.
+2. **Merges by frequency.** Every word is a sequence of characters; the
+   adjacent pair with the highest total count is merged everywhere
+   (left-to-right, non-overlapping), the counts of the neighbouring pairs are
+   updated incrementally, and a heap with lazy deletion gives the next best
+   pair. A pair is only a candidate when its concatenation is a *valid
+   piece* (sentencepiece's ``IsValidSentencePiece``): at most
+   ``max_piece_length`` characters, ``▁`` only as the first character, no
+   rare character, one Unicode script (Hiragana and Katakana count as Han;
+   combining marks take the script of the character before; digits are a
+   script of their own unless ``split_by_number=False``), and with
+   ``split_digits`` no digit inside a longer piece. When a pair's
+   concatenation is already a piece (reached through a different split,
+   ``"aa"+"a"`` vs ``"a"+"aa"``), it is dropped, not merged.
+3. **Pieces and scores.** ``<unk>`` (id 0), the special tokens (CONTROL),
+   the 256 byte pieces when ``byte_fallback``, then the merged pieces in the
+   order learned and the alphabet characters in coverage order. A piece's
+   score is minus its position among the merged + character pieces, so
+   encoding (:meth:`PieceBPE.from_sentencepiece`) replays the merges in order.
+
+**Ties.** Among pairs with the same count the pair whose ``(left, right)``
+strings are smallest by code point wins. sentencepiece breaks such ties by
+memory address, so its own order is not reproducible; otherwise the result
+is the same pieces as ``spm_train --model_type=bpe``.
+
+Why not :func:`tokenforge.trainers.bpe.learn_merges`: that loop works on a
+256-symbol byte alphabet and has no notion of an invalid pair; here symbols
+are Unicode characters (thousands for CJK) and every candidate pair must be
+a valid piece. The structure (pair counts, pair → word index, lazy heap) is
+the same.
+"""
+
+from __future__ import annotations
+
+import heapq
+import struct
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+
+from ..errors import SpecialTokenError, TrainingError
+from ..models.bpe import SP_BYTE, SP_CONTROL, SP_NORMAL, SP_UNKNOWN, PieceBPE, byte_piece
+from .bpe import _progress
+
+__all__ = ["SentencePieceBPETrainer", "required_chars"]
+
+WS = "\u2581"  # ▁
+
+# Unicode scripts known to the ``regex`` module; one alternation with a named
+# group per script gives a character's script as ``match.lastgroup``.
+_SCRIPTS = (
+    "Latin Han Hiragana Katakana Hangul Cyrillic Greek Arabic Hebrew Devanagari Thai Common Inherited "
+    "Adlam Ahom Anatolian_Hieroglyphs Armenian Avestan Balinese Bamum Bassa_Vah Batak Bengali Bhaiksuki "
+    "Bopomofo Brahmi Braille Buginese Buhid Canadian_Aboriginal Carian Caucasian_Albanian Chakma Cham "
+    "Cherokee Chorasmian Coptic Cuneiform Cypriot Cypro_Minoan Deseret Dives_Akuru Dogra Duployan "
+    "Egyptian_Hieroglyphs Elbasan Elymaic Ethiopic Georgian Glagolitic Gothic Grantha Gujarati "
+    "Gunjala_Gondi Gurmukhi Hanifi_Rohingya Hanunoo Hatran Imperial_Aramaic Inscriptional_Pahlavi "
+    "Inscriptional_Parthian Javanese Kaithi Kannada Kawi Kayah_Li Kharoshthi Khitan_Small_Script Khmer "
+    "Khojki Khudawadi Lao Lepcha Limbu Linear_A Linear_B Lisu Lycian Lydian Mahajani Makasar Malayalam "
+    "Mandaic Manichaean Marchen Masaram_Gondi Medefaidrin Meetei_Mayek Mende_Kikakui Meroitic_Cursive "
+    "Meroitic_Hieroglyphs Miao Modi Mongolian Mro Multani Myanmar Nabataean Nag_Mundari Nandinagari "
+    "New_Tai_Lue Newa Nko Nushu Nyiakeng_Puachue_Hmong Ogham Ol_Chiki Old_Hungarian Old_Italic "
+    "Old_North_Arabian Old_Permic Old_Persian Old_Sogdian Old_South_Arabian Old_Turkic Old_Uyghur Oriya "
+    "Osage Osmanya Pahawh_Hmong Palmyrene Pau_Cin_Hau Phags_Pa Phoenician Psalter_Pahlavi Rejang Runic "
+    "Samaritan Saurashtra Sharada Shavian Siddham SignWriting Sinhala Sogdian Sora_Sompeng Soyombo "
+    "Sundanese Syloti_Nagri Syriac Tagalog Tagbanwa Tai_Le Tai_Tham Tai_Viet Takri Tamil Tangsa Tangut "
+    "Telugu Thaana Tibetan Tifinagh Tirhuta Toto Ugaritic Vai Vithkuqi Wancho Warang_Citi Yezidi Yi "
+    "Zanabazar_Square"
+).split()
+
+
+@lru_cache(maxsize=1)
+def _script_regex():
+    import regex
+
+    return regex.compile("|".join(rf"(?P<{s}>\p{{sc={s}}})" for s in _SCRIPTS))
+
+
+@lru_cache(maxsize=None)
+def _script(c: str) -> str:
+    """Script of ``c`` as sentencepiece's trainer sees it (Hiragana, Katakana
+    and U+30FC count as Han)."""
+    if c == "\u30fc":
+        return "Han"
+    m = _script_regex().match(c)
+    s = m.lastgroup if m else "Unknown"
+    return "Han" if s in ("Hiragana", "Katakana") else s
+
+
+def _f32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def required_chars(counts: Mapping[str, int], character_coverage: float) -> list[tuple[str, int]]:
+    """The alphabet: ``[(char, count), ...]`` most frequent first (ties by code
+    point), cut where ``character_coverage`` of all characters is covered.
+
+    >>> required_chars({"▁aab": 3, "▁c": 1}, 0.9)
+    [('a', 6), ('▁', 4), ('b', 3)]
+    """
+    chars: dict[str, int] = {}
+    for word, c in counts.items():
+        for ch in word:
+            if ch == " ":
+                raise TrainingError(f"pre-token {word!r} contains a space; escape spaces as '▁' first")
+            chars[ch] = chars.get(ch, 0) + c
+    total = sum(chars.values())
+    target = _f32(character_coverage)
+    out: list[tuple[str, int]] = []
+    acc = 0
+    for ch, c in sorted(chars.items(), key=lambda kv: (-kv[1], kv[0])):
+        if total and _f32(acc / total) >= target:
+            break
+        acc += c
+        out.append((ch, c))
+    return out
+
+
+class SentencePieceBPETrainer:
+    """Settings for SentencePiece-style BPE; :meth:`train_from_counts` returns
+    a :class:`~tokenforge.models.bpe.PieceBPE` that encodes as sentencepiece
+    does with the trained pieces.
+
+    >>> trainer = SentencePieceBPETrainer(vocab_size=16, special_tokens=[], show_progress=False)
+    >>> model = trainer.train_from_counts({"▁low": 5, "▁lower": 2, "▁newest": 6, "▁widest": 3})
+    >>> [model.id_to_token(i) for i in range(1, 6)]  # merges; ("l","o") and ("▁","l") tie at 7: "l" < "▁"
+    ['es', 'est', 'lo', 'low', 'e']
+    >>> [model.id_to_token(i) for i in model.encode_piece("▁lowest")]
+    ['▁', 'low', 'est']
+    """
+
+    def __init__(
+        self,
+        vocab_size: int = 8000,
+        *,
+        special_tokens: Sequence[str] = ("<s>", "</s>"),
+        unk_token: str = "<unk>",
+        character_coverage: float = 0.9995,
+        byte_fallback: bool = False,
+        split_digits: bool = False,
+        max_piece_length: int = 16,
+        split_by_unicode_script: bool = True,
+        split_by_number: bool = True,
+        show_progress: bool = True,
+    ) -> None:
+        if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < 1:
+            raise TrainingError(f"vocab_size must be a positive int, got {vocab_size!r}")
+        if isinstance(special_tokens, str):
+            raise SpecialTokenError("special_tokens must be a list of strings, not one string")
+        specials = list(special_tokens)
+        seen = {unk_token}
+        if not isinstance(unk_token, str) or not unk_token:
+            raise SpecialTokenError(f"unk_token must be a non-empty str, got {unk_token!r}")
+        for t in specials:
+            if not isinstance(t, str) or not t:
+                raise SpecialTokenError(f"special token must be a non-empty str, got {t!r}")
+            if t in seen:
+                raise SpecialTokenError(f"special token {t!r} is listed twice (or equals unk_token)")
+            seen.add(t)
+        if not (isinstance(character_coverage, (int, float)) and 0.0 < character_coverage <= 1.0):
+            raise TrainingError(f"character_coverage must be in (0, 1], got {character_coverage!r}")
+        if not isinstance(max_piece_length, int) or max_piece_length < 1:
+            raise TrainingError(f"max_piece_length must be a positive int, got {max_piece_length!r}")
+        self.vocab_size = vocab_size
+        self.special_tokens = tuple(specials)
+        self.unk_token = unk_token
+        self.character_coverage = float(character_coverage)
+        self.byte_fallback = bool(byte_fallback)
+        self.split_digits = bool(split_digits)
+        self.max_piece_length = max_piece_length
+        self.split_by_unicode_script = bool(split_by_unicode_script)
+        self.split_by_number = bool(split_by_number)
+        self.show_progress = show_progress
+
+    # -- the valid-piece rule --------------------------------------------------
+    def is_valid_piece(self, piece: str) -> bool:
+        """sentencepiece's ``IsValidSentencePiece`` for the settings here
+        (``split_by_whitespace``, whitespace as prefix)."""
+        if not piece or len(piece) > self.max_piece_length:
+            return False
+        prev = None  # None: any script
+        for pos, c in enumerate(piece):
+            if c in ("\u2585", "\0", " "):
+                return False
+            if c == WS:
+                if pos > 0:
+                    return False
+                continue
+            s: str | None = _script(c)
+            if s == "Inherited":
+                s = prev
+            digit = c.isdecimal()
+            if digit and not self.split_by_number:
+                s = None
+            if digit and self.split_digits and len(piece) > 1:
+                return False
+            if self.split_by_unicode_script and s is not None and prev is not None and prev != s:
+                return False
+            prev = s
+        return True
+
+    # -- training -------------------------------------------------------------------
+    def _meta_pieces(self) -> list[tuple[str, int]]:
+        meta = [(self.unk_token, SP_UNKNOWN)] + [(t, SP_CONTROL) for t in self.special_tokens]
+        if self.byte_fallback:
+            meta += [(byte_piece(b), SP_BYTE) for b in range(256)]
+        return meta
+
+    def train_from_counts(self, counts: Mapping[str, int]) -> PieceBPE:
+        """Train on ``{pre_token: count}`` (pre-tokens normalized, ``▁``-escaped)."""
+        clean: dict[str, int] = {}
+        for w, c in counts.items():
+            if not isinstance(w, str):
+                raise TrainingError(f"pre-token {w!r} must be a str")
+            if not isinstance(c, int) or isinstance(c, bool) or c < 0:
+                raise TrainingError(f"count of {w!r} must be a non-negative int, got {c!r}")
+            if w and c:
+                clean[w] = clean.get(w, 0) + c
+        if not clean:
+            raise TrainingError("no training data: every pre-token is empty or has count 0")
+        alphabet = required_chars(clean, self.character_coverage)
+        meta = self._meta_pieces()
+        n_merges = self.vocab_size - len(meta) - len(alphabet)
+        if n_merges < 0:
+            raise TrainingError(
+                f"vocab_size {self.vocab_size} is too small: {len(meta)} meta pieces "
+                f"(unk, specials{', 256 bytes' if self.byte_fallback else ''}) plus {len(alphabet)} characters "
+                f"for character_coverage={self.character_coverage} need at least {len(meta) + len(alphabet)}"
+            )
+        taken = {p for p, _ in meta}
+        for ch, _ in alphabet:
+            if ch in taken:
+                raise TrainingError(f"character {ch!r} of the training data is also a meta piece")
+        merged = self._learn(clean, {ch for ch, _ in alphabet}, n_merges, taken)
+        pieces = [p for p, _ in meta]
+        types = [t for _, t in meta]
+        scores = [0.0] * len(meta)
+        final = merged + [ch for ch, _ in alphabet]
+        for k, p in enumerate(final):
+            pieces.append(p)
+            types.append(SP_NORMAL)
+            scores.append(_f32(-float(k)))
+        return PieceBPE.from_sentencepiece(pieces, scores, types, byte_fallback=self.byte_fallback)
+
+    def _learn(self, counts: dict[str, int], alphabet: set[str], n_merges: int, taken: set[str]) -> list[str]:
+        # words: runs of alphabet characters (a rare character ends a run: no piece holds it)
+        words: list[list[str]] = []
+        freqs: list[int] = []
+        for w, c in counts.items():
+            run: list[str] = []
+            for ch in w:
+                if ch in alphabet:
+                    run.append(ch)
+                else:
+                    if len(run) > 1:
+                        words.append(run)
+                        freqs.append(c)
+                    run = []
+            if len(run) > 1:
+                words.append(run)
+                freqs.append(c)
+
+        valid_cache: dict[tuple[str, str], bool] = {}
+
+        def valid(p: tuple[str, str]) -> bool:
+            v = valid_cache.get(p)
+            if v is None:
+                v = valid_cache[p] = self.is_valid_piece(p[0] + p[1])
+            return v
+
+        pair_counts: dict[tuple[str, str], int] = {}
+        where: dict[tuple[str, str], set[int]] = {}
+        for idx, w in enumerate(words):
+            f = freqs[idx]
+            for p in zip(w, w[1:]):
+                if not valid(p):
+                    continue
+                pair_counts[p] = pair_counts.get(p, 0) + f
+                where.setdefault(p, set()).add(idx)
+        heap = [(-c, a, b) for (a, b), c in pair_counts.items()]
+        heapq.heapify(heap)
+
+        merged: list[str] = []
+        pieces = set(taken) | alphabet
+        dead: set[tuple[str, str]] = set()
+        with _progress(None if self.show_progress else False, n_merges, "merge", " pieces") as bar:
+            while len(merged) < n_merges and heap:
+                negc, a, b = heapq.heappop(heap)
+                pair = (a, b)
+                if pair in dead or pair_counts.get(pair) != -negc:
+                    continue  # stale entry
+                new = a + b
+                if new in pieces:
+                    dead.add(pair)  # the same string through another split: dropped, as sentencepiece does
+                    continue
+                pieces.add(new)
+                merged.append(new)
+                if bar:
+                    bar(1)
+                delta: dict[tuple[str, str], int] = {}
+                for idx in sorted(where.pop(pair, ())):
+                    w = words[idx]
+                    n = len(w)
+                    # occurrences, left to right and non-overlapping (list.index scans in C)
+                    hits: list[int] = []
+                    i = 0
+                    while True:
+                        try:
+                            i = w.index(a, i)
+                        except ValueError:
+                            break
+                        if i + 1 < n and w[i + 1] == b:
+                            hits.append(i)
+                            i += 2
+                        else:
+                            i += 1
+                    if not hits:
+                        continue  # stale index entry: the word no longer holds the pair
+                    f = freqs[idx]
+                    # pairs that disappear: those touching an occurrence
+                    old: set[int] = set()
+                    for i in hits:
+                        if i > 0:
+                            old.add(i - 1)
+                        old.add(i)
+                        if i + 2 < n:
+                            old.add(i + 1)
+                    for k in old:
+                        p = (w[k], w[k + 1])
+                        if valid(p):
+                            delta[p] = delta.get(p, 0) - f
+                    out = w[: hits[0]]
+                    new_at: list[int] = []
+                    prev_end = hits[0]
+                    for i in hits:
+                        out.extend(w[prev_end:i])
+                        new_at.append(len(out))
+                        out.append(new)
+                        prev_end = i + 2
+                    out.extend(w[prev_end:])
+                    m = len(out)
+                    added: set[int] = set()
+                    for j in new_at:
+                        if j > 0:
+                            added.add(j - 1)
+                        if j + 1 < m:
+                            added.add(j)
+                    for k in added:
+                        p = (out[k], out[k + 1])
+                        if valid(p):
+                            delta[p] = delta.get(p, 0) + f
+                            where.setdefault(p, set()).add(idx)
+                    words[idx] = out
+                for p, d in delta.items():
+                    if d == 0 or p == pair:
+                        continue
+                    c = pair_counts.get(p, 0) + d
+                    if c > 0:
+                        pair_counts[p] = c
+                        heapq.heappush(heap, (-c, p[0], p[1]))
+                    else:
+                        pair_counts.pop(p, None)
+                pair_counts.pop(pair, None)
+        return merged
+
+    # -- export -------------------------------------------------------------------------
+    def model_proto(
+        self, model: PieceBPE, *, normalization: str = "identity", add_dummy_prefix: bool = True,
+        remove_extra_whitespaces: bool = False,
+    ):
+        """A sentencepiece ``ModelProto`` for a model this trainer made, for
+        :func:`tokenforge.formats.sentencepiece.write_model` (by default identity
+        normalization: the text is expected normalized already)."""
+        from ..formats.sentencepiece import ModelType, build_model_proto
+
+        if not model.is_sentencepiece:
+            raise TrainingError("model_proto needs a SentencePiece-style PieceBPE")
+        return build_model_proto(
+            [model.id_to_token(i) for i in range(model.vocab_size)], model.scores or [], model.types or [],
+            model_type=ModelType.BPE, normalization=normalization, add_dummy_prefix=add_dummy_prefix,
+            remove_extra_whitespaces=remove_extra_whitespaces,
+            trainer_settings=self.settings(),
+        )
+
+    def settings(self) -> dict:
+        """The ``TrainerSpec`` fields this trainer's options map to."""
+        return {
+            "character_coverage": self.character_coverage,
+            "byte_fallback": self.byte_fallback,
+            "split_digits": self.split_digits,
+            "max_sentencepiece_length": self.max_piece_length,
+            "split_by_unicode_script": self.split_by_unicode_script,
+            "split_by_number": self.split_by_number,
+        }

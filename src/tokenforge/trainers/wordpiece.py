@@ -1,0 +1,513 @@
+"""WordPiece training by the likelihood score (seed 000 §2.2).
+
+Like BPE, training starts from characters and merges adjacent pairs bottom
+up; unlike BPE it does not merge the most *frequent* pair but the pair with
+the highest score
+
+    score(x, y) = f(xy) / (f(x) · f(y))
+
+where f(xy) is how often ``y`` follows ``x`` inside a word and f(x), f(y)
+how often each unit occurs, all in the current segmentation of the corpus
+(each word weighted by its count). A pair whose parts rarely occur apart
+scores high even when it is rare: with ``a`` and ``b`` everywhere and ``q``
+only before ``u``, WordPiece merges ``q u`` first where BPE would merge
+``a b``. (HF tokenizers' ``WordPieceTrainer`` is its BPE trainer with a
+``##`` prefix, i.e. it merges by frequency; this module is the one the seed
+describes.) Because the score rewards rare units, ``min_frequency`` (pairs
+seen fewer times are never merged) matters far more here than for BPE.
+
+Units. The first character of a word is its own form (``"h"``), every later
+character carries the continuing-subword prefix (``"##e"``). Merging ``x``
+and ``y`` gives ``x`` followed by ``y`` without its prefix (``"h" + "##e" ->
+"he"``, ``"##e" + "##l" -> "##el"``). Two different pairs can produce the
+same string; it is one token with one id.
+
+Vocabulary and ids, in this order: the special tokens as given; the
+alphabet, first every character in word-initial form, then every character
+in ``##`` form, each sorted by code point (both forms of every kept character,
+so any word over the alphabet can be encoded); then one id per new string in
+the order it was learned. Training stops at ``vocab_size`` or when no pair is
+left with at least ``min_frequency`` occurrences.
+
+``limit_alphabet`` keeps the most frequent characters (ties: smaller code
+point first); ``initial_alphabet`` characters are always kept. A word that
+holds a character outside the kept alphabet can only ever be encoded as
+``[UNK]``, so it takes no part in training.
+
+Ties. Scores are compared exactly (integer cross-multiplication, never
+float rounding); among equal scores the pair with the larger f(xy) wins, then
+the pair whose ``(left token, right token)`` strings come first in code point
+order. So the result depends only on the counts, never on hash seeds or on
+the order of the input mapping.
+
+The loop. Nothing is recounted per merge. The trainer keeps the count of each
+pair, an index from each pair to the words that hold it, the count of each
+unit and the pairs each unit takes part in. A merge of ``x y`` visits only the
+words holding it and applies the pair-count changes it causes. The catch
+compared with BPE: a merge also lowers f(x) and f(y), which *raises* the
+score of every other pair holding ``x`` or ``y``, and late in training those
+are frequent units (``##e``) with thousands of pairs.
+
+* The Python reference (``backend="python"``) keeps one max-heap of pairs
+  with lazy deletion: entries carry the (f(xy), f(x), f(y)) they were scored
+  with and are skipped when popped if any has changed. Instead of re-scoring
+  the pairs of ``x`` and ``y`` at once, it pushes one *bound* entry per
+  changed unit u with key 1/f(u) (no pair of u can score more, since
+  f(ux) <= f(x)); when a bound reaches the top, u's pairs are re-scored. It is
+  simple and obviously exact, but still re-scores often once the top score
+  is near 1/f of the frequent units.
+* The native loop (``_core/wordpiece_train.h``, the default when the core is
+  built, and what the tests compare with the reference) gives every pair to
+  one *owner* unit, the more frequent one, and keeps per unit a heap of its
+  pairs keyed by f(ux)/f(x), a key that does not change when f(u) does. A
+  global heap holds each unit's best pair. A change of f(u) then costs one
+  refresh of u's heap plus a re-key of the few pairs whose owner is the
+  partner. Counts are 64-bit there; larger totals run the Python loop.
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+from .. import _native
+from ..errors import SpecialTokenError, TrainingError
+from ..models.wordpiece import WordPiece
+
+BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+#: Third field of a unit-bound heap entry: sorts before the ``-f(xy)`` of any pair.
+_DIRTY = float("-inf")
+
+
+class _Score:
+    """The exact score ``num / den`` in a heap key; ordered so that the *higher*
+    score sorts first. Only compared when the float scores in front of it tie."""
+
+    __slots__ = ("num", "den")
+
+    def __init__(self, num: int, den: int) -> None:
+        self.num = num
+        self.den = den
+
+    def __lt__(self, other: "_Score") -> bool:
+        return self.num * other.den > other.num * self.den
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Score) and self.num * other.den == other.num * self.den
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class WordPieceTrainer:
+    """Settings for WordPiece training; :meth:`train_from_counts` returns a
+    :class:`~tokenforge.models.wordpiece.WordPiece` and leaves the merges it
+    learned, in order, in ``merges``.
+
+    >>> t = WordPieceTrainer(vocab_size=13, special_tokens=["[UNK]"], show_progress=False)
+    >>> wp = t.train_from_counts({"qu": 2, "ab": 8, "a": 2, "b": 2})
+    >>> t.merges[0]  # f(qu)/(f(q)f(u)) = 2/4 beats f(ab)/(f(a)f(b)) = 8/80
+    ('q', '##u')
+    >>> [wp.id_to_token(i) for i in wp.encode_piece("qu")]
+    ['qu']
+    """
+
+    def __init__(
+        self,
+        vocab_size: int = 30000,
+        min_frequency: int = 0,
+        limit_alphabet: int | None = None,
+        initial_alphabet: Iterable[str] = (),
+        special_tokens: Sequence[str] = BERT_SPECIAL_TOKENS,
+        continuing_subword_prefix: str = "##",
+        show_progress: bool = True,
+        *,
+        unk_token: str = "[UNK]",
+        max_input_chars_per_word: int = 100,
+        backend: str = "auto",
+    ) -> None:
+        try:
+            _native.core(backend)
+        except ValueError as exc:
+            raise TrainingError(str(exc)) from None
+        if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < 1:
+            raise TrainingError(f"vocab_size must be a positive int, got {vocab_size!r}")
+        if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or min_frequency < 0:
+            raise TrainingError(f"min_frequency must be an int >= 0, got {min_frequency!r}")
+        if limit_alphabet is not None and (
+            not isinstance(limit_alphabet, int) or isinstance(limit_alphabet, bool) or limit_alphabet < 0
+        ):
+            raise TrainingError(f"limit_alphabet must be None or an int >= 0, got {limit_alphabet!r}")
+        if isinstance(initial_alphabet, str):
+            initial = sorted(set(initial_alphabet))
+        else:
+            initial_list = list(initial_alphabet)
+            for c in initial_list:
+                if not isinstance(c, str) or len(c) != 1:
+                    raise TrainingError(f"initial_alphabet must hold single characters, got {c!r}")
+            initial = sorted(set(initial_list))
+        if limit_alphabet is not None and len(initial) > limit_alphabet:
+            raise TrainingError(
+                f"initial_alphabet has {len(initial)} characters, more than limit_alphabet={limit_alphabet}"
+            )
+        if isinstance(special_tokens, str):
+            raise SpecialTokenError("special_tokens must be a list of strings, not one string")
+        specials = list(special_tokens)
+        seen: set[str] = set()
+        for t in specials:
+            if not isinstance(t, str) or not t:
+                raise SpecialTokenError(f"special token must be a non-empty str, got {t!r}")
+            if t in seen:
+                raise SpecialTokenError(f"special token {t!r} is listed twice")
+            seen.add(t)
+        if unk_token not in seen:
+            raise TrainingError(
+                f"unk_token {unk_token!r} must be one of the special_tokens {specials!r} "
+                "(a WordPiece model needs its unknown token)"
+            )
+        if not isinstance(continuing_subword_prefix, str):
+            raise TrainingError(f"continuing_subword_prefix must be a str, got {continuing_subword_prefix!r}")
+        self.vocab_size = vocab_size
+        self.min_frequency = min_frequency
+        self.limit_alphabet = limit_alphabet
+        self.initial_alphabet = tuple(initial)
+        self.special_tokens = tuple(specials)
+        self.continuing_subword_prefix = continuing_subword_prefix
+        self.show_progress = show_progress
+        self.unk_token = unk_token
+        self.max_input_chars_per_word = max_input_chars_per_word
+        self.backend = backend
+        #: The merges of the last training run, ``(left, right)`` token strings in order.
+        self.merges: list[tuple[str, str]] = []
+
+    # -- alphabet ------------------------------------------------------------
+    def alphabet(self, counts: Mapping[str, int]) -> list[str]:
+        """The characters kept, sorted by code point (see the module docstring)."""
+        freq = _char_counts(counts.items())
+        keep = set(self.initial_alphabet)
+        rest = sorted((ch for ch in freq if ch not in keep), key=lambda ch: (-freq[ch], ch))
+        if self.limit_alphabet is not None:
+            rest = rest[: max(self.limit_alphabet - len(keep), 0)]
+        keep.update(rest)
+        return sorted(keep)
+
+    def min_vocab_size(self, counts: Mapping[str, int]) -> int:
+        """Special tokens plus both forms of every kept character."""
+        return len(self._base_tokens(self.alphabet(counts)))
+
+    def _base_tokens(self, alphabet: list[str]) -> list[str]:
+        prefix = self.continuing_subword_prefix
+        out: list[str] = []
+        seen: set[str] = set()
+        for tok in (*self.special_tokens, *alphabet, *(prefix + ch for ch in alphabet)):
+            if tok not in seen:
+                seen.add(tok)
+                out.append(tok)
+        return out
+
+    # -- training ------------------------------------------------------------
+    def train_from_counts(self, counts: Mapping[str, int]) -> WordPiece:
+        """Train on ``{word: count}`` (words already normalized and pre-tokenized).
+
+        Raises :class:`TrainingError` for empty counts, a count that is not a
+        positive int, or a ``vocab_size`` below the specials plus the alphabet
+        (the message gives that minimum).
+        """
+        clean: dict[str, int] = {}
+        for w, c in counts.items():
+            if not isinstance(w, str):
+                raise TrainingError(f"words must be str, got {w!r}")
+            if not isinstance(c, int) or isinstance(c, bool) or c < 0:
+                raise TrainingError(f"count of {w!r} must be an int >= 0, got {c!r}")
+            if w and c:
+                clean[w] = c
+        if not clean:
+            raise TrainingError("no words to train on: the counts are empty (or all words are empty / count 0)")
+        alphabet = self.alphabet(clean)
+        base = self._base_tokens(alphabet)
+        if self.vocab_size < len(base):
+            raise TrainingError(
+                f"vocab_size {self.vocab_size} is too small: the {len(self.special_tokens)} special token(s) "
+                f"and the {len(alphabet)}-character alphabet (word-initial and "
+                f"{self.continuing_subword_prefix!r} forms) need at least {len(base)}"
+            )
+        tokens, merges = _learn(
+            clean,
+            base,
+            alphabet,
+            self.special_tokens,
+            self.continuing_subword_prefix,
+            self.vocab_size,
+            self.min_frequency,
+            self.show_progress,
+            self.backend,
+        )
+        self.merges = merges
+        return WordPiece(
+            {t: i for i, t in enumerate(tokens)},
+            unk_token=self.unk_token,
+            continuing_subword_prefix=self.continuing_subword_prefix,
+            max_input_chars_per_word=self.max_input_chars_per_word,
+        )
+
+
+def _char_counts(items: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """``{char: sum of counts}`` over ``(word, count)`` items; words with the
+    same count are joined and counted by ``Counter`` in one C-level pass."""
+    by_count: dict[int, list[str]] = {}
+    for w, c in items:
+        ws = by_count.get(c)
+        if ws is None:
+            by_count[c] = [w]
+        else:
+            ws.append(w)
+    freq: dict[str, int] = {}
+    for c, ws in by_count.items():
+        for ch, k in Counter("".join(ws)).items():
+            freq[ch] = freq.get(ch, 0) + k * c
+    return freq
+
+
+def _learn(
+    counts: Mapping[str, int],
+    base: list[str],
+    alphabet: list[str],
+    specials: Sequence[str],
+    prefix: str,
+    vocab_size: int,
+    min_frequency: int,
+    show_progress: bool,
+    backend: str = "auto",
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """Prepare the words as unit ids and run the merge loop (native when the
+    core is built and the counts fit 64 bits, else the Python reference).
+    Returns the tokens in id order and the merges as pairs of token strings."""
+    tokens: list[str] = list(base)
+    token_id: dict[str, int] = {t: i for i, t in enumerate(tokens)}
+    special_ids = {token_id[t] for t in specials}
+    initial = {ch: token_id[ch] for ch in alphabet}
+    later = {ch: token_id[prefix + ch] for ch in alphabet}
+
+    words: list[list[int]] = []
+    freqs: list[int] = []
+    # words in sorted order: the word indices (and so every iteration over
+    # them) do not depend on the order of the input mapping
+    kept = sorted(counts)
+    allowed = set(alphabet)
+    if any(not allowed.issuperset(w) for w in kept):
+        # a word with a character outside the alphabet can only be [UNK]
+        kept = [w for w in kept if allowed.issuperset(w)]
+    first: dict[str, int] = {}
+    later_get = later.__getitem__
+    for w in kept:
+        c = counts[w]
+        first[w[0]] = first.get(w[0], 0) + c
+        if len(w) >= 2:
+            words.append([initial[w[0]], *map(later_get, w[1:])])
+            freqs.append(c)
+    unit_freq: list[int] = [0] * len(tokens)
+    for ch, n in _char_counts((w, counts[w]) for w in kept).items():
+        k = first.get(ch, 0)
+        unit_freq[initial[ch]] += k
+        unit_freq[later[ch]] += n - k
+
+    bar = None
+    if show_progress and sys.stderr.isatty():
+        try:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=vocab_size - len(tokens), desc="wordpiece", unit=" tokens", leave=False)
+        except ImportError:  # pragma: no cover - tqdm is a dependency
+            bar = None
+    try:
+        native = _native.core(backend)
+        # 64-bit counts: every unit count is at most the total below
+        if native is not None and sum(f * len(w) for w, f in zip(words, freqs)) + sum(unit_freq) < 2**62:
+            plen = len(prefix.encode("utf-8"))
+            ids = native.wordpiece_learn(
+                [t.encode("utf-8") for t in tokens],
+                words,
+                freqs,
+                unit_freq,
+                plen,
+                vocab_size,
+                min_frequency,
+                sorted(special_ids),
+            )
+            merges: list[tuple[str, str]] = []
+            cut = len(prefix)
+            for a, b in ids:
+                merges.append((tokens[a], tokens[b]))
+                new_str = tokens[a] + tokens[b][cut:]
+                if new_str not in token_id:
+                    token_id[new_str] = len(tokens)
+                    tokens.append(new_str)
+            if bar is not None:
+                bar.update(len(tokens) - len(base))
+            return tokens, merges
+        return tokens, _merge_python(
+            tokens, token_id, special_ids, words, freqs, unit_freq, prefix, vocab_size, min_frequency, bar
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _merge_python(
+    tokens: list[str],
+    token_id: dict[str, int],
+    special_ids: set[int],
+    words: list[list[int]],
+    freqs: list[int],
+    unit_freq: list[int],
+    prefix: str,
+    vocab_size: int,
+    min_frequency: int,
+    bar,
+) -> list[tuple[str, str]]:
+    """The merge loop, pure Python reference. Extends ``tokens``,
+    ``token_id`` and ``unit_freq`` in place and returns the merges."""
+    plen = len(prefix)
+    pair_count: dict[tuple[int, int], int] = {}
+    where: dict[tuple[int, int], set[int]] = {}
+    for idx, w in enumerate(words):
+        f = freqs[idx]
+        for p in zip(w, w[1:]):
+            pair_count[p] = pair_count.get(p, 0) + f
+            s = where.get(p)
+            if s is None:
+                where[p] = {idx}
+            else:
+                s.add(idx)
+    # pairs each unit takes part in (as left or right), for re-scoring
+    pairs_of: dict[int, set[tuple[int, int]]] = {}
+    for p in pair_count:
+        pairs_of.setdefault(p[0], set()).add(p)
+        pairs_of.setdefault(p[1], set()).add(p)
+
+    banned_units = special_ids
+    banned_pairs: set[tuple[int, int]] = set()
+    heap: list[tuple] = []
+    push = heapq.heappush
+
+    def push_pair(p: tuple[int, int]) -> None:
+        """Push ``p`` with its current score if it may be merged."""
+        c = pair_count.get(p)
+        if c is None or c < min_frequency or p in banned_pairs:
+            return
+        a, b = p
+        if a in banned_units or b in banned_units:
+            return
+        fa = unit_freq[a]
+        fb = unit_freq[b]
+        den = fa * fb
+        push(heap, (-(c / den), _Score(c, den), -c, tokens[a], tokens[b], a, b, fa, fb))
+
+    def mark_dirty(u: int) -> None:
+        """f(u) fell, so every pair with ``u`` scores higher than its heap entry.
+        Rather than re-pushing them all now, push one entry for ``u`` whose key
+        bounds them all: f(ux) <= f(x) and f(xu) <= f(x), so no pair with ``u``
+        scores above 1/f(u). Its pairs are re-scored when that bound reaches
+        the top of the heap, usually much later and after many more changes
+        to f(u) (the units that change most often are the frequent ones, with
+        a low bound). It sorts before any pair of equal score."""
+        f = unit_freq[u]
+        if f > 0 and u not in banned_units:
+            dirty[u] = f
+            push(heap, (-(1 / f), _Score(1, f), _DIRTY, "", "", -1, u, f, 0))
+
+    dirty: dict[int, int] = {}
+    for p in pair_count:
+        push_pair(p)
+    heapq.heapify(heap)
+
+    merges: list[tuple[str, str]] = []
+    pop = heapq.heappop
+    while len(tokens) < vocab_size and heap:
+        item = pop(heap)
+        a, b, fa, fb = item[5], item[6], item[7], item[8]
+        if a == -1:  # the bound of a unit whose pairs need re-scoring
+            if dirty.get(b) == fa:
+                del dirty[b]
+                for p in pairs_of.get(b, ()):
+                    push_pair(p)
+            continue
+        pair = (a, b)
+        c = -item[2]
+        if pair_count.get(pair) != c or unit_freq[a] != fa or unit_freq[b] != fb:
+            push_pair(pair)  # stale: make sure the current score is in the heap
+            continue
+        # A current entry at the top beats every pair of every dirty unit: the
+        # unit's bound is still in the heap below it, and bounds sort before
+        # pairs of equal score.
+        new_str = tokens[a] + tokens[b][plen:]
+        new = token_id.get(new_str)
+        if new is None:
+            new = len(tokens)
+            tokens.append(new_str)
+            token_id[new_str] = new
+            unit_freq.append(0)
+            if bar is not None:
+                bar.update(1)
+        elif new in special_ids:
+            # the merge would spell a special token, which is never merged into words
+            banned_pairs.add(pair)
+            continue
+        merges.append((tokens[a], tokens[b]))
+
+        delta: dict[tuple[int, int], int] = {}
+        merged = 0
+        for idx in where.pop(pair, ()):
+            w = words[idx]
+            n = len(w)
+            i = 0
+            out: list[int] = []
+            k = 0
+            while i < n:
+                if w[i] == a and i + 1 < n and w[i + 1] == b:
+                    out.append(new)
+                    i += 2
+                    k += 1
+                else:
+                    out.append(w[i])
+                    i += 1
+            if not k:
+                continue  # stale index entry: the word no longer holds the pair
+            f = freqs[idx]
+            merged += k * f
+            for p in zip(w, w[1:]):
+                delta[p] = delta.get(p, 0) - f
+            for p in zip(out, out[1:]):
+                delta[p] = delta.get(p, 0) + f
+                s = where.get(p)
+                if s is None:
+                    where[p] = {idx}
+                else:
+                    s.add(idx)
+            words[idx] = out
+        unit_freq[a] -= merged
+        unit_freq[b] -= merged
+        unit_freq[new] += merged
+
+        for p, d in delta.items():
+            if d == 0:
+                continue
+            cnt = pair_count.get(p, 0) + d
+            if cnt > 0:
+                if p not in pair_count:
+                    pairs_of.setdefault(p[0], set()).add(p)
+                    pairs_of.setdefault(p[1], set()).add(p)
+                pair_count[p] = cnt
+                push_pair(p)
+            else:
+                pair_count.pop(p, None)
+                pairs_of[p[0]].discard(p)
+                pairs_of[p[1]].discard(p)
+        # f(a) and f(b) fell: their other pairs now score higher than their
+        # heap entries. (f(new) rose: its pairs' entries are too high, which
+        # the stale check above handles when they are popped.)
+        mark_dirty(a)
+        if b != a:
+            mark_dirty(b)
+    return merges
