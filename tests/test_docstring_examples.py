@@ -22,6 +22,7 @@ MODULES = [
     "tokenforge.postprocessors",
     "tokenforge.pipeline",
     "tokenforge.models.wordlevel",
+    "tokenforge.normalizers",
 ]
 
 

@@ -4,7 +4,6 @@ tokenizers, sampling, the native core against the Python reference, and training
 from __future__ import annotations
 
 import math
-import os
 import pickle
 import random
 import struct
@@ -344,6 +343,29 @@ def test_viterbi_ids_equal_sentencepiece_and_hf(name, shared_data, text_lines):
         assert plain.encode_piece(normalized) == [t.id for t in hf.tokenize(normalized)], line
         checked += 1
     assert checked > 500
+
+
+@pytest.mark.parametrize("name", SP_MODELS)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_whole_documents_equal_sentencepiece(name, backend, shared_data):
+    """One lattice over a whole document: path scores pass -1e5, where float rounding decides
+    near-ties and sentencepiece rebases its float scores; both must be followed exactly."""
+    spm = pytest.importorskip("sentencepiece")
+    path = shared_data / "vocab" / "sentencepiece" / f"{name}.model"
+    if not path.is_file():
+        pytest.skip(f"{path} is missing")
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    rows = read_sp_pieces(path)
+    ours = Unigram([(p, s) for p, s, _ in rows], unk_id=sp.unk_id(), types=[t for *_, t in rows], backend=backend)
+    docs = [f for f in sorted((shared_data / "text").iterdir()) if f.is_file() and f.stat().st_size < 150_000]
+    if backend == "python":
+        docs = docs[:2]
+    elif (shared_data / "text" / "parallel" / "languages.json").is_file():
+        docs.append(shared_data / "text" / "parallel" / "languages.json")  # JSON: user-defined '"' everywhere
+    assert docs
+    for f in docs:
+        text = f.read_text(encoding="utf-8")
+        assert ours.encode_piece("".join(sp.encode(text, out_type=str))) == sp.encode(text), f.name
 
 
 @pytest.mark.parametrize("name", SP_MODELS)

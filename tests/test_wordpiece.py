@@ -154,7 +154,7 @@ def test_hf_tokenizer_json_model_loads_and_serializes_back(shared_data):
 # -- differential against HF tokenizers' WordPiece model -----------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _hf_words(shared_data: Path, lowercase: bool) -> tuple[str, ...]:
     """Distinct words of the first 150k characters of every text file (all the scripts
     and the code), split the way BERT splits them (HF's BertNormalizer + BertPreTokenizer:
@@ -255,7 +255,7 @@ def test_save_then_load_round_trips(tmp_path):
     assert load_bert_vocab(p) == vocab
     assert p.read_bytes().endswith(b"a\rb\n")
     wp = WordPiece(vocab)
-    save_bert_vocab(wp.get_vocab(), tmp_path / "v2.txt")
+    save_bert_vocab(wp, tmp_path / "v2.txt")  # a model with get_vocab() also works
     assert WordPiece.from_file(tmp_path / "v2.txt") == wp
 
 
@@ -388,7 +388,7 @@ def test_limit_alphabet_keeps_the_most_frequent_characters_ties_by_code_point():
 
 
 def test_every_word_over_the_alphabet_encodes_without_unk():
-    counts = Counter("the quick brown fox jumps over the lazy dog again and again".split())
+    counts = Counter(["the", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog", "again", "and", "again"])
     wp = WordPieceTrainer(vocab_size=60, special_tokens=["[UNK]"], show_progress=False).train_from_counts(counts)
     for w in ["zebra", "quiz", "yoke", "jumped", "the"]:
         assert wp.unk_id not in wp.encode_piece(w)

@@ -89,9 +89,7 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     try:
         return Path(path).read_bytes()
     except FileNotFoundError:
-        exc = TokenizerFileNotFoundError(f"{path}: no such file")
-        exc.filename = str(path)
-        raise exc from None
+        raise TokenizerFileNotFoundError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise TokenizerFileNotFoundError(f"{path}: is a directory, expected a file") from None
     except OSError as exc:

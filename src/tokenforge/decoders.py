@@ -498,9 +498,14 @@ class TextStreamDecoder:
     It decodes a short window of recent ids and emits what the window adds to
     the text decoded so far, holding back while the text ends in U+FFFD (a
     character still cut between tokens: byte-level pieces or ``<0xXX>``
-    bytes). The window keeps one already-emitted id as context, so decoders
+    bytes). The window keeps the last emitted ids as context, so decoders
     that treat the first token specially (Metaspace, WordPiece) see the
     same neighbours as in a whole decode.
+
+    Joined, the chunks equal the whole decode whenever the ids decode to valid
+    text. For invalid byte runs they can differ: HF's ``ByteFallback`` turns a
+    whole invalid run into U+FFFD, while a stream has already emitted the
+    characters that were complete when they arrived.
     """
 
     __slots__ = ("_decode", "_ids", "_prefix", "_prefix_index")
@@ -529,7 +534,10 @@ class TextStreamDecoder:
     def finish(self) -> str:
         """Flush: whatever the window still holds beyond the emitted text."""
         text = self._decode(self._ids)
-        out = text[len(self._prefix):] if text.startswith(self._prefix) else ""
+        if text.startswith(self._prefix):
+            out = text[len(self._prefix):]
+        else:  # the new ids changed how the context decodes: emit them on their own
+            out = self._decode(self._ids[self._prefix_index:])
         self._ids, self._prefix, self._prefix_index = [], "", 0
         return out
 

@@ -107,6 +107,7 @@ def train_wordpiece(
     min_frequency: int = 0,
     limit_alphabet: int | None = None,
     special_tokens: Sequence[str] = BERT_SPECIALS,
+    unk_token: str = "[UNK]",
     lowercase: bool = True,
     strip_accents: bool | None = None,
     workers: int | None = None,
@@ -121,14 +122,16 @@ def train_wordpiece(
 
     norm = BertNormalizer(lowercase=lowercase, strip_accents=strip_accents)
     pre = pretokenizers.BertPreTokenizer()
-    counts = _count(files, iterator, LineSplitter(norm.to_dict(), pre.to_dict()), workers, errors, show_progress)
+    # BERT normalization is character by character and the split drops all
+    # whitespace, so blocks of lines can be processed whole.
+    splitter = LineSplitter(norm.to_dict(), pre.to_dict(), line_independent=True)
+    counts = _count(files, iterator, splitter, workers, errors, show_progress)
     trainer = WordPieceTrainer(
         vocab_size=vocab_size, min_frequency=min_frequency, limit_alphabet=limit_alphabet,
-        special_tokens=tuple(special_tokens), show_progress=show_progress,
+        special_tokens=tuple(special_tokens), unk_token=unk_token, show_progress=show_progress,
     )
     model = trainer.train_from_counts(counts)
-    return bert_wordpiece(model.get_vocab(), lowercase=lowercase, strip_accents=strip_accents,
-                          unk_token=special_tokens[1] if len(special_tokens) > 1 else "[UNK]")
+    return bert_wordpiece(model.get_vocab(), lowercase=lowercase, strip_accents=strip_accents, unk_token=unk_token)
 
 
 #: The ``▁`` that SentencePiece writes for a space.
@@ -195,6 +198,13 @@ def sentencepiece(
     )
     unk_ids = [i for i, t in enumerate(types) if t == PieceType.UNKNOWN]
     unk_id = unk_ids[0] if unk_ids else None
+    if ts.treat_whitespace_as_suffix:
+        from .errors import FileFormatError
+
+        raise FileFormatError(
+            "SentencePiece models with treat_whitespace_as_suffix (▁ at the end of pieces) are not supported",
+            path=source if isinstance(source, (str, os.PathLike)) else None,
+        )
     if ts.model_type == ModelType.UNIGRAM:
         from .models.unigram import Unigram
 

@@ -6,11 +6,10 @@
 // one-character piece also starts an "unknown" node of score min_score - 10
 // (sentencepiece's kUnkPenalty), so a segmentation always exists.
 //
-//   viterbi   best segmentation, in float arithmetic as sentencepiece (0.2.x)
-//             computes it: a candidate is the float sum of the node score and the
-//             best float score ending where the node starts. On equal scores the
-//             earlier start (the longer last piece) wins. Ties are common in real
-//             text ("-" runs), so the rounding must match bit for bit.
+//   viterbi   best segmentation, with sentencepiece 0.2.3's arithmetic: float node
+//             and path scores, path scores rebased to 0 when they pass +-1e5. On
+//             equal scores the earlier start (the longer last piece) wins. Ties are
+//             common in real text ("-" runs), so the rounding must match bit for bit.
 //   estep     forward-backward expected counts of every piece over ALL
 //             segmentations of every word (the E-step of EM training), in double.
 //             Per-node contributions are rounded to 2^-24 and summed as int64,
@@ -147,18 +146,26 @@ inline void lattice(const Model& m, const uint32_t* s, size_t n, std::vector<Nod
 
 // Best path of s[0:n]: ids (-1 = unknown character) and their start positions, in order.
 // exclude_whole: ignore the single node covering all of s (the second-best of a piece).
-// Returns false if no path exists.
+// Returns false if no path exists. Float path scores rebased past +-1e5, as sentencepiece 0.2.3.
 inline bool viterbi(const Model& m, const uint32_t* s, size_t n, std::vector<int32_t>& ids,
-                    std::vector<uint32_t>& starts, float* total = nullptr, bool exclude_whole = false) {
+                    std::vector<uint32_t>& starts, bool exclude_whole = false) {
   ids.clear();
   starts.clear();
   if (n == 0) return true;
+  constexpr float kReset = 100000.0f;
   std::vector<float> best(n + 1, 0.0f);
   std::vector<int64_t> from(n + 1, -1);
   std::vector<int32_t> last(n + 1, -1);
+  size_t frontier = 0;
   for (size_t i = 0; i < n; ++i) {
     if (i > 0 && from[i] < 0) continue;  // unreachable (only when exclude_whole cuts every path)
-    const float here = best[i];
+    float here = best[i];
+    if (here < -kReset || here > kReset) {
+      const float offset = here;
+      for (size_t j = i; j <= frontier; ++j)
+        if (j == i || from[j] >= 0) best[j] -= offset;
+      here = 0.0f;
+    }
     int32_t node = 0;
     bool single = false;
     for (size_t j = i; j < n; ++j) {
@@ -168,8 +175,9 @@ inline bool viterbi(const Model& m, const uint32_t* s, size_t n, std::vector<int
       if (id < 0) continue;
       if (j == i) single = true;
       if (exclude_whole && i == 0 && j + 1 == n) continue;
-      const float cand = (float)m.score[(size_t)id] + here;
       const size_t e = j + 1;
+      frontier = std::max(frontier, e);
+      const float cand = (float)m.score[(size_t)id] + here;
       if (from[e] < 0 || cand > best[e]) {
         best[e] = cand;
         from[e] = (int64_t)i;
@@ -177,8 +185,9 @@ inline bool viterbi(const Model& m, const uint32_t* s, size_t n, std::vector<int
       }
     }
     if (!single && !(exclude_whole && n == 1)) {
-      const float cand = m.unk_score + here;
       const size_t e = i + 1;
+      frontier = std::max(frontier, e);
+      const float cand = m.unk_score + here;
       if (from[e] < 0 || cand > best[e]) {
         best[e] = cand;
         from[e] = (int64_t)i;
@@ -193,7 +202,6 @@ inline bool viterbi(const Model& m, const uint32_t* s, size_t n, std::vector<int
   }
   std::reverse(ids.begin(), ids.end());
   std::reverse(starts.begin(), starts.end());
-  if (total) *total = best[n];
   return true;
 }
 
@@ -442,7 +450,7 @@ static PyObject* tf_unigram_corpus(PyObject*, PyObject* args) {
   return cap;
 }
 
-// unigram_viterbi(model, text: str) -> (ids: list[int], starts: list[int], score: float); id -1 = unknown char
+// unigram_viterbi(model, text: str) -> (ids: list[int], starts: list[int]); id -1 = unknown char
 static PyObject* tf_unigram_viterbi(PyObject*, PyObject* args) {
   PyObject *cap, *text;
   if (!PyArg_ParseTuple(args, "OU", &cap, &text)) return nullptr;
@@ -451,13 +459,12 @@ static PyObject* tf_unigram_viterbi(PyObject*, PyObject* args) {
   std::vector<uint32_t> s;
   std::vector<int32_t> ids;
   std::vector<uint32_t> starts;
-  float total = 0.0f;
   bool oom = false;
   try {
     if (!tf_uni_py::utf32_of(text, s)) return nullptr;
     Py_BEGIN_ALLOW_THREADS
     try {
-      tf_uni::viterbi(*m, s.data(), s.size(), ids, starts, &total);
+      tf_uni::viterbi(*m, s.data(), s.size(), ids, starts);
     } catch (const std::bad_alloc&) {
       oom = true;
     }
@@ -475,7 +482,7 @@ static PyObject* tf_unigram_viterbi(PyObject*, PyObject* args) {
     if (!x) { Py_DECREF(a); Py_DECREF(b); return nullptr; }
     PyList_SET_ITEM(b, (Py_ssize_t)i, x);
   }
-  return Py_BuildValue("(NNd)", a, b, (double)total);
+  return Py_BuildValue("(NN)", a, b);
 }
 
 // unigram_estep(model, corpus, num_threads) -> (expected: bytes of int64 in units of 2^-24, objective: int in 2^-24)
@@ -548,7 +555,7 @@ static PyObject* tf_unigram_alternatives(PyObject*, PyObject* args) {
         if (tf_uni::viterbi(*m, s.data(), s.size(), ids, starts)) {
           if (ids.size() >= 2) {
             status[i] = 1;
-          } else if (tf_uni::viterbi(*m, s.data(), s.size(), ids, starts, nullptr, true)) {
+          } else if (tf_uni::viterbi(*m, s.data(), s.size(), ids, starts, true)) {
             status[i] = 2;
             alts.insert(alts.end(), ids.begin(), ids.end());
           }

@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <exception>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -415,7 +416,7 @@ static PyObject* tf_wordpiece_learn(PyObject*, PyObject* args) {
     t.prefix_len = (size_t)prefix_len;
     t.vocab_size = (size_t)vocab_size;
     t.min_frequency = min_frequency;
-    t.tokens.reserve((size_t)std::max(vocab_size, n_tok));
+    t.tokens.reserve((size_t)n_tok + (size_t)std::min<Py_ssize_t>(vocab_size, 1 << 16));
     for (Py_ssize_t k = 0; k < n_tok; ++k) {
       PyObject* s = PyList_GET_ITEM(tokens, k);
       if (!PyBytes_Check(s)) { PyErr_SetString(PyExc_TypeError, "tokens must be bytes"); return nullptr; }
@@ -452,12 +453,12 @@ static PyObject* tf_wordpiece_learn(PyObject*, PyObject* args) {
     Py_BEGIN_ALLOW_THREADS
     try {
       merges = t.run();
-    } catch (const std::bad_alloc&) {
+    } catch (const std::exception&) {  // bad_alloc, length_error: out of memory either way
       oom = true;
     }
     Py_END_ALLOW_THREADS
     if (oom) return PyErr_NoMemory();
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     return PyErr_NoMemory();
   }
   PyObject* out = PyList_New((Py_ssize_t)merges.size());

@@ -28,9 +28,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from .._io import atomic_write, read_bytes
 from ..errors import FileFormatError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..models.wordpiece import WordPiece
 
 #: Characters with the Unicode ``White_Space`` property: what Rust's
 #: ``trim_end`` removes. (Python's ``str.isspace`` differs: it also counts
@@ -84,12 +88,14 @@ def load_bert_vocab(path: str | os.PathLike) -> dict[str, int]:
     return vocab
 
 
-def save_bert_vocab(vocab: Mapping[str, int], path: str | os.PathLike) -> None:
+def save_bert_vocab(vocab: Mapping[str, int] | WordPiece, path: str | os.PathLike) -> None:
     """Write ``{token: id}`` as ``vocab.txt`` (one token per line in id order),
     atomically: the old file stays as it was if anything fails.
 
-    The ids must be exactly ``0 .. len(vocab) - 1`` and every token must read
-    back as itself, else :class:`FileFormatError` says which token or id.
+    ``vocab`` may also be a model with ``get_vocab()`` (a
+    :class:`~tokenforge.models.wordpiece.WordPiece`). The ids must be exactly
+    ``0 .. len(vocab) - 1`` and every token must read back as itself, else
+    :class:`FileFormatError` says which token or id.
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "vocab.txt"

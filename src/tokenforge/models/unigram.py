@@ -15,14 +15,16 @@ Exactness with sentencepiece (``unigram_model.cc``) and HF ``tokenizers``:
   score ``min_score - 10``; after Viterbi, runs of unknown characters become a
   single unknown id (both references merge them), or, with byte fallback,
   the ``<0xXX>`` pieces of their UTF-8 bytes;
-* the Viterbi arithmetic is sentencepiece's: scores and path scores are
-  32-bit floats (a candidate is the float sum of the piece score and the best
-  score ending where the piece starts); on equal scores the earlier start
-  wins, i.e. the longer last piece. Ties are common (``--`` vs ``-`` runs), so
-  float rounding decides real cases;
+* the Viterbi arithmetic is sentencepiece 0.2.3's ``EncodeOptimized``: piece
+  and path scores are 32-bit floats, a path score past +-1e5 is rebased to 0
+  (with every score reached so far ahead of it); on equal scores the earlier
+  start wins, i.e. the longer last piece. Ties are common (``--`` vs ``-``
+  runs) and float rounding decides which path wins on long texts, so this is
+  checked against sentencepiece on whole documents, not only lines. (HF sums
+  in double; the two references differ only on such near-ties);
 * with ``types`` (sentencepiece piece types, as a ``.model`` file gives them)
   control, unknown and byte pieces never match text, unused pieces are
-  skipped, user-defined pieces score ``len(utf8) * max_score - 0.1``, and
+  skipped, user-defined pieces score ``0.1 * (len - 1)`` (above any piece), and
   ``min_score`` is taken over normal pieces only. Without ``types`` every
   piece matches and ``min_score`` is over all pieces, as in HF ``tokenizers``.
 
@@ -34,7 +36,6 @@ forces the code here.
 
 from __future__ import annotations
 
-import heapq
 import math
 import random
 import struct
@@ -46,6 +47,8 @@ from ..errors import FileFormatError, UnknownTokenError
 
 #: Score of an unknown-character node below the lowest piece score (sentencepiece's kUnkPenalty).
 UNK_PENALTY = 10.0
+#: Viterbi rebases float path scores that pass +-1e5 (sentencepiece's kScoreResetThreshold).
+SCORE_RESET = 100000.0
 
 #: sentencepiece ``ModelProto.SentencePiece.Type`` values, by name.
 PIECE_TYPES = {"normal": 1, "unknown": 2, "control": 3, "user_defined": 4, "unused": 5, "byte": 6}
@@ -154,23 +157,20 @@ class Unigram:
             min_score = min(normal) if normal else 0.0
             in_lattice = [i for i, t in enumerate(tlist) if t in (NORMAL, USER_DEFINED)]
         min_score = f32(min_score)
-        max_score = 1.1754943508222875e-38  # FLT_MIN, sentencepiece's starting maximum
-        if tlist is not None:
-            for i, t in enumerate(tlist):
-                if t == NORMAL:
-                    max_score = max(max_score, f32(scores[i]))
         node_score = [f32(s) for s in scores]
+        lattice_score = list(node_score)
         if tlist is not None:
             for i, t in enumerate(tlist):
-                if t == USER_DEFINED:  # sentencepiece: always preferred to its parts
-                    node_score[i] = f32(f32(len(plist[i].encode("utf-8")) * max_score) - 0.1)
+                if t == USER_DEFINED:  # sentencepiece: 0.1 per extra byte (char in the lattice), always preferred
+                    node_score[i] = f32(0.1 * (len(plist[i].encode("utf-8")) - 1))
+                    lattice_score[i] = f32(0.1 * (len(plist[i]) - 1))
         self._node_score = tuple(node_score)
         # scores of the probability queries (viterbi_score, log_marginal, nbest): the given doubles
         exact = list(scores)
         if tlist is not None:
             for i, t in enumerate(tlist):
                 if t == USER_DEFINED:
-                    exact[i] = node_score[i]
+                    exact[i] = lattice_score[i]
         self._exact_score = tuple(exact)
         self._exact_unk = (min(scores) if tlist is None else (min(normal) if normal else 0.0)) - UNK_PENALTY
         self._min_score = min_score
@@ -273,7 +273,12 @@ class Unigram:
         return out
 
     def _viterbi_py(self, text: str, exclude_whole: bool = False) -> list[tuple[int, int]] | None:
-        """Best path as ``(id, start)`` pairs (float32 arithmetic); ``None`` if there is none."""
+        """Best path as ``(id, start)`` pairs; ``None`` if there is none.
+
+        sentencepiece 0.2.3's ``EncodeOptimized`` step by step: float32 path scores; when the
+        best score at a start position passes +-1e5 it is subtracted from every reached score
+        from there to the furthest end seen (floats lose ties otherwise on long texts).
+        """
         n = len(text)
         best = [0.0] * (n + 1)
         frm = [-1] * (n + 1)
@@ -281,10 +286,16 @@ class Unigram:
         lookup = self._lookup
         score = self._node_score
         unk = self._unk_score
+        frontier = 0
         for i in range(n):
             if i and frm[i] < 0:
                 continue
             here = best[i]
+            if here < -SCORE_RESET or here > SCORE_RESET:
+                for j in range(i, frontier + 1):
+                    if j == i or frm[j] >= 0:
+                        best[j] = f32(best[j] - here)
+                here = 0.0
             single = False
             for L in self._lengths:
                 e = i + L
@@ -297,14 +308,16 @@ class Unigram:
                     single = True
                 if exclude_whole and i == 0 and e == n:
                     continue
+                frontier = max(frontier, e)
                 cand = f32(score[pid] + here)
                 if frm[e] < 0 or cand > best[e]:
                     best[e] = cand
                     frm[e] = i
                     last[e] = pid
             if not single and not (exclude_whole and n == 1):
-                cand = f32(unk + here)
                 e = i + 1
+                frontier = max(frontier, e)
+                cand = f32(unk + here)
                 if frm[e] < 0 or cand > best[e]:
                     best[e] = cand
                     frm[e] = i
@@ -332,7 +345,7 @@ class Unigram:
         """Best path of ``piece`` before unknown merging: ``(id, start)`` pairs, id -1 = unknown char."""
         core = self._core()
         if core is not None:
-            ids, starts, _ = core.unigram_viterbi(self._native, piece)
+            ids, starts = core.unigram_viterbi(self._native, piece)
             return list(zip(ids, starts))
         return self._viterbi_py(piece) or []
 
@@ -454,8 +467,7 @@ class Unigram:
                 ks = ending[pos]
                 b = backtrace[ks[0]]
                 for k in ks[1:]:
-                    if backtrace[k] > b:
-                        b = backtrace[k]
+                    b = max(b, backtrace[k])
                 best_at[pos] = b
             for k in _starting(nodes, pos):
                 backtrace[k] = f32(best_at[pos] + nodes[k][3])
@@ -505,11 +517,7 @@ class Unigram:
     def viterbi_score(self, piece: str) -> float:
         """Log-probability of the best segmentation (unknown characters at ``min_score - 10``)."""
         path = self.viterbi_path(piece)
-        n = len(piece)
-        total = []
-        for k, (pid, start) in enumerate(path):
-            total.append(self._exact_unk if pid < 0 else self._exact_score[pid])
-        return math.fsum(total) if n else 0.0
+        return math.fsum(self._exact_unk if pid < 0 else self._exact_score[pid] for pid, _ in path)
 
     def log_marginal(self, piece: str) -> float:
         """``log P(piece)``: log of the sum of ``P(z)`` over every segmentation (forward algorithm)."""
@@ -535,7 +543,7 @@ class Unigram:
         return d
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> "Unigram":
+    def from_dict(cls, data: Mapping) -> Unigram:
         """Build from HF's ``{"type": "Unigram", "unk_id": ..., "vocab": [[piece, score], ...]}``."""
         if not isinstance(data, Mapping):
             raise FileFormatError(f"a Unigram model must be a JSON object, got {type(data).__name__}")

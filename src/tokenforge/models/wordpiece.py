@@ -27,8 +27,9 @@ lookup. The result is the same longest match.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import FileFormatError, UnknownTokenError
 
@@ -70,7 +71,7 @@ class WordPiece:
     must not give one id to two tokens, and it must contain ``unk_token``.
     """
 
-    __slots__ = ("_vocab", "_ids", "_unk_token", "_unk_id", "_prefix", "_max_chars", "_first", "_next")
+    __slots__ = ("_first", "_ids", "_max_chars", "_next", "_prefix", "_unk_id", "_unk_token", "_vocab")
 
     def __init__(
         self,
@@ -109,20 +110,15 @@ class WordPiece:
                 f"unk_token {unk_token!r} is not in the vocabulary ({len(clean)} tokens); "
                 f"add it, or pass the unknown token the vocabulary uses as unk_token="
             )
-        plen = len(continuing_subword_prefix)
-        first = _prefix_table(clean.items())
-        if plen:
-            nxt = _prefix_table((t[plen:], i) for t, i in clean.items() if t.startswith(continuing_subword_prefix))
-        else:
-            nxt = first
         self._vocab = clean
         self._ids = ids
         self._unk_token = unk_token
         self._unk_id = unk_id
         self._prefix = continuing_subword_prefix
         self._max_chars = max_input_chars_per_word
-        self._first = first
-        self._next = nxt
+        # the prefix tables are built by the first word that is not a token
+        self._first: dict[str, int] | None = None
+        self._next: dict[str, int] = {}
 
     @classmethod
     def from_file(
@@ -131,7 +127,7 @@ class WordPiece:
         unk_token: str = "[UNK]",
         continuing_subword_prefix: str = "##",
         max_input_chars_per_word: int = 100,
-    ) -> "WordPiece":
+    ) -> WordPiece:
         """Load a BERT ``vocab.txt`` (see :func:`tokenforge.formats.bert_vocab.load_bert_vocab`).
 
         A vocabulary without ``unk_token`` raises :class:`FileFormatError` naming the file.
@@ -143,6 +139,17 @@ class WordPiece:
             return cls(vocab, unk_token, continuing_subword_prefix, max_input_chars_per_word)
         except UnknownTokenError as exc:
             raise FileFormatError(str(exc), path=path) from None
+
+    def _build_tables(self) -> dict[str, int]:
+        prefix = self._prefix
+        plen = len(prefix)
+        first = _prefix_table(self._vocab.items())
+        if plen:
+            self._next = _prefix_table((t[plen:], i) for t, i in self._vocab.items() if t.startswith(prefix))
+        else:
+            self._next = first
+        self._first = first  # last: another thread sees either None or both tables
+        return first
 
     # -- pickling: the model is immutable, rebuild it from its settings ------
     def __reduce__(self):
@@ -224,7 +231,7 @@ class WordPiece:
         if whole is not None:
             return [whole]
         out: list[int] = []
-        table = self._first
+        table = self._first or self._build_tables()
         start = 0
         while start < n:
             best = -1
@@ -255,7 +262,7 @@ class WordPiece:
         if n > self._max_chars:
             return [(self._unk_id, 0, n)]
         out: list[tuple[int, int, int]] = []
-        table = self._first
+        table = self._first or self._build_tables()
         start = 0
         while start < n:
             best = -1
@@ -287,7 +294,7 @@ class WordPiece:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "WordPiece":
+    def from_dict(cls, data: Mapping[str, Any]) -> WordPiece:
         """Build from HF's ``tokenizer.json`` ``"model"`` object (or :meth:`to_dict`).
 
         Missing optional fields take HF's defaults; a missing or bad ``vocab``,

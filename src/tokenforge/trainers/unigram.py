@@ -63,7 +63,16 @@ import numpy as np
 
 from .. import _native
 from ..errors import TrainingError
-from ..models.unigram import BYTE, CONTROL, NORMAL, UNKNOWN, Unigram, byte_piece, f32, log_add
+from ..models.unigram import (
+    BYTE,
+    CONTROL,
+    NORMAL,
+    UNKNOWN,
+    Unigram,
+    byte_piece,
+    f32,
+    log_add,
+)
 
 #: The character that replaces characters outside the required set (sentencepiece's kUNKChar).
 UNK_CHAR = "\u2585"
@@ -74,12 +83,7 @@ EXPECTED_FREQUENCY_THRESHOLD = 0.5
 #: The E-step sums expected counts in units of 2^-24 (as integers: order-independent).
 FIXED_SCALE = float(1 << 24)
 
-_SCRIPTS = (
-    "Latin Greek Cyrillic Armenian Hebrew Arabic Syriac Thaana Devanagari Bengali Gurmukhi Gujarati Oriya Tamil "
-    "Telugu Kannada Malayalam Sinhala Thai Lao Tibetan Myanmar Georgian Hangul Ethiopic Cherokee Canadian_Aboriginal "
-    "Ogham Runic Khmer Mongolian Hiragana Katakana Bopomofo Han Yi Tagalog Coptic Tifinagh Javanese Balinese "
-    "Sundanese Vai Bamum Nko Samaritan Mandaic Common Inherited"
-).split()
+_SCRIPTS = ["Latin", "Greek", "Cyrillic", "Armenian", "Hebrew", "Arabic", "Syriac", "Thaana", "Devanagari", "Bengali", "Gurmukhi", "Gujarati", "Oriya", "Tamil", "Telugu", "Kannada", "Malayalam", "Sinhala", "Thai", "Lao", "Tibetan", "Myanmar", "Georgian", "Hangul", "Ethiopic", "Cherokee", "Canadian_Aboriginal", "Ogham", "Runic", "Khmer", "Mongolian", "Hiragana", "Katakana", "Bopomofo", "Han", "Yi", "Tagalog", "Coptic", "Tifinagh", "Javanese", "Balinese", "Sundanese", "Vai", "Bamum", "Nko", "Samaritan", "Mandaic", "Common", "Inherited"]
 _SCRIPT_RE = None
 
 

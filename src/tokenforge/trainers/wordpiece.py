@@ -71,6 +71,7 @@ import heapq
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
 
 from .. import _native
 from ..errors import SpecialTokenError, TrainingError
@@ -85,13 +86,13 @@ class _Score:
     """The exact score ``num / den`` in a heap key; ordered so that the *higher*
     score sorts first. Only compared when the float scores in front of it tie."""
 
-    __slots__ = ("num", "den")
+    __slots__ = ("den", "num")
 
     def __init__(self, num: int, den: int) -> None:
         self.num = num
         self.den = den
 
-    def __lt__(self, other: "_Score") -> bool:
+    def __lt__(self, other: _Score) -> bool:
         return self.num * other.den > other.num * self.den
 
     def __eq__(self, other: object) -> bool:
@@ -184,7 +185,7 @@ class WordPieceTrainer:
     # -- alphabet ------------------------------------------------------------
     def alphabet(self, counts: Mapping[str, int]) -> list[str]:
         """The characters kept, sorted by code point (see the module docstring)."""
-        freq = _char_counts(counts.items())
+        freq = _char_counts((w, c) for w, c in counts.items() if c > 0)
         keep = set(self.initial_alphabet)
         rest = sorted((ch for ch in freq if ch not in keep), key=lambda ch: (-freq[ch], ch))
         if self.limit_alphabet is not None:
@@ -331,8 +332,8 @@ def _learn(
                 freqs,
                 unit_freq,
                 plen,
-                vocab_size,
-                min_frequency,
+                min(vocab_size, 2**62),
+                min(min_frequency, 2**62),  # any larger value merges nothing either
                 sorted(special_ids),
             )
             merges: list[tuple[str, str]] = []
@@ -373,7 +374,7 @@ def _merge_python(
     where: dict[tuple[int, int], set[int]] = {}
     for idx, w in enumerate(words):
         f = freqs[idx]
-        for p in zip(w, w[1:]):
+        for p in pairwise(w):
             pair_count[p] = pair_count.get(p, 0) + f
             s = where.get(p)
             if s is None:
@@ -476,9 +477,9 @@ def _merge_python(
                 continue  # stale index entry: the word no longer holds the pair
             f = freqs[idx]
             merged += k * f
-            for p in zip(w, w[1:]):
+            for p in pairwise(w):
                 delta[p] = delta.get(p, 0) - f
-            for p in zip(out, out[1:]):
+            for p in pairwise(out):
                 delta[p] = delta.get(p, 0) + f
                 s = where.get(p)
                 if s is None:
