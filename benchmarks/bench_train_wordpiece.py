@@ -92,7 +92,7 @@ def child(lib: str, vocab: int, files: list[str], out: str, min_frequency: int =
         from tokenforge.trainers.counting import LineSplitter, count_lines
         from tokenforge.trainers.wordpiece import WordPieceTrainer
 
-        splitter = LineSplitter(BertNormalizer(lowercase=True).to_dict(), BertPreTokenizer().to_dict())
+        splitter = LineSplitter(BertNormalizer(lowercase=True).to_dict(), BertPreTokenizer().to_dict(), line_independent=True)
         trainer = WordPieceTrainer(
             vocab_size=vocab, min_frequency=min_frequency, special_tokens=SPECIALS, show_progress=False
         )

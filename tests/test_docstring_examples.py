@@ -18,11 +18,15 @@ MODULES = [
     "tokenforge.trainers.bpe",
     "tokenforge.formats.sentencepiece",
     "tokenforge.trainers.spm_bpe",
-    "tokenforge.pretokenizers",
     "tokenforge.postprocessors",
     "tokenforge.pipeline",
     "tokenforge.models.wordlevel",
     "tokenforge.normalizers",
+    "tokenforge.models.wordpiece",
+    "tokenforge.models.unigram",
+    "tokenforge.trainers.unigram",
+    "tokenforge.trainers.wordpiece",
+    "tokenforge.formats.bert_vocab",
 ]
 
 

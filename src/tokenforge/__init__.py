@@ -23,8 +23,11 @@ from .errors import (
     UnknownTokenError,
 )
 from .formats import load
-from .models.bpe import BPE
+from .models.bpe import BPE, PieceBPE
+from .models.unigram import Unigram
+from .models.wordpiece import WordPiece
 from .pipeline import AddedToken, Pipeline
+from .presets import bert_wordpiece, sentencepiece, train_sentencepiece_bpe, train_unigram, train_wordpiece
 from .pretokenizers import PATTERNS, RegexSplit
 from .tokenizer import Tokenizer
 from .trainers.bpe import BPETrainer, TrainReport, train_bpe
@@ -39,6 +42,7 @@ __all__ = [
     "EncodeInputError",
     "FileFormatError",
     "PATTERNS",
+    "PieceBPE",
     "Pipeline",
     "RegexSplit",
     "SpecialTokenError",
@@ -48,11 +52,18 @@ __all__ = [
     "TokenizerFileNotFoundError",
     "TrainReport",
     "TrainingError",
+    "Unigram",
     "UnknownEncodingError",
     "UnknownIdError",
     "UnknownTokenError",
+    "WordPiece",
+    "bert_wordpiece",
     "get_encoding",
     "list_encodings",
     "load",
+    "sentencepiece",
     "train_bpe",
+    "train_sentencepiece_bpe",
+    "train_unigram",
+    "train_wordpiece",
 ]

@@ -205,13 +205,6 @@ inline bool viterbi(const Model& m, const uint32_t* s, size_t n, std::vector<int
   return true;
 }
 
-// log(exp(a) + exp(b)), with -inf as the empty sum. The Python twin computes the same.
-inline double log_add(double a, double b) {
-  if (a == -std::numeric_limits<double>::infinity()) return b;
-  if (b == -std::numeric_limits<double>::infinity()) return a;
-  return a > b ? a + std::log1p(std::exp(b - a)) : b + std::log1p(std::exp(a - b));
-}
-
 struct Corpus {
   std::vector<uint32_t> chars;  // all words, back to back
   std::vector<size_t> offsets;  // word k is chars[offsets[k]:offsets[k+1]]
@@ -224,22 +217,48 @@ struct Corpus {
 inline void estep_range(const Model& m, const Corpus& c, size_t lo, size_t hi, std::vector<int64_t>& expected,
                         int64_t& objective) {
   std::vector<Node> nodes;
-  std::vector<double> alpha, beta;
-  const double ninf = -std::numeric_limits<double>::infinity();
+  std::vector<double> alpha, beta, terms;
+  std::vector<uint32_t> by_end, end_first;
   for (size_t k = lo; k < hi; ++k) {
     const uint32_t* s = c.chars.data() + c.offsets[k];
     const size_t n = c.offsets[k + 1] - c.offsets[k];
     if (n == 0) continue;
     const double freq = (double)c.freqs[k];
     lattice(m, s, n, nodes);
-    alpha.assign(n + 1, ninf);
-    beta.assign(n + 1, ninf);
-    alpha[0] = 0.0;
-    beta[n] = 0.0;
-    for (const Node& v : nodes) alpha[v.end] = log_add(alpha[v.end], alpha[v.start] + v.score);
-    for (size_t q = nodes.size(); q-- > 0;) {
-      const Node& v = nodes[q];
-      beta[v.start] = log_add(beta[v.start], v.score + beta[v.end]);
+    // nodes grouped by end (stable: by start within an end)
+    end_first.assign(n + 2, 0);
+    for (const Node& v : nodes) ++end_first[v.end + 1];
+    for (size_t e = 1; e <= n + 1; ++e) end_first[e] += end_first[e - 1];
+    by_end.resize(nodes.size());
+    {
+      std::vector<uint32_t> fill(end_first.begin(), end_first.end() - 1);
+      for (size_t q = 0; q < nodes.size(); ++q) by_end[fill[nodes[q].end]++] = (uint32_t)q;
+    }
+    alpha.assign(n + 1, 0.0);
+    for (size_t e = 1; e <= n; ++e) {
+      double mx = -std::numeric_limits<double>::infinity();
+      for (uint32_t q = end_first[e]; q < end_first[e + 1]; ++q) {
+        const Node& v = nodes[by_end[q]];
+        mx = std::max(mx, alpha[v.start] + v.score);
+      }
+      double sum = 0.0;
+      for (uint32_t q = end_first[e]; q < end_first[e + 1]; ++q) {
+        const Node& v = nodes[by_end[q]];
+        sum += std::exp(alpha[v.start] + v.score - mx);
+      }
+      alpha[e] = mx + std::log(sum);
+    }
+    beta.assign(n + 1, 0.0);
+    size_t q_end = nodes.size();
+    for (size_t st = n; st-- > 0;) {
+      size_t q_begin = q_end;
+      while (q_begin > 0 && nodes[q_begin - 1].start == st) --q_begin;
+      double mx = -std::numeric_limits<double>::infinity();
+      for (size_t q = q_begin; q < q_end; ++q) mx = std::max(mx, nodes[q].score + beta[nodes[q].end]);
+      double sum = 0.0;
+      for (size_t q = q_begin; q < q_end; ++q) sum += std::exp(nodes[q].score + beta[nodes[q].end] - mx);
+      beta[st] = mx + std::log(sum);
+      q_end = q_begin;
     }
     const double z = alpha[n];
     for (const Node& v : nodes) {
@@ -620,7 +639,7 @@ inline bool valid_piece(const uint32_t* s, size_t n, const std::vector<uint32_t>
 
 inline void seed_candidates(const Corpus& c, size_t max_len, const std::vector<uint32_t>& keys,
                             const std::vector<CharInfo>& info, bool split_digits, bool split_by_script,
-                            std::vector<SeedCand>& out) {
+                            int threads, std::vector<SeedCand>& out) {
   const size_t total = c.chars.size();
   std::vector<uint32_t> word_of(total);
   for (size_t k = 0; k < c.size(); ++k)
@@ -630,8 +649,9 @@ inline void seed_candidates(const Corpus& c, size_t max_len, const std::vector<u
   const size_t cap = max_len + 1;
   auto end_of = [&](size_t p) { return c.offsets[word_of[p] + 1]; };
   // Suffixes compared on at most `cap` characters; a word end sorts first and two word ends
-  // differ (by position), so equal prefixes never extend across words.
-  std::sort(sa.begin(), sa.end(), [&](size_t a, size_t b) {
+  // differ (by position), so equal prefixes never extend across words. A strict total order:
+  // the result does not depend on how the sort is split across threads.
+  auto less = [&](size_t a, size_t b) {
     const size_t ea = end_of(a), eb = end_of(b);
     for (size_t i = 0; i < cap; ++i) {
       const bool da = a + i >= ea, db = b + i >= eb;
@@ -643,7 +663,24 @@ inline void seed_candidates(const Corpus& c, size_t max_len, const std::vector<u
       if (x != y) return x < y;
     }
     return a < b;
-  });
+  };
+  if (threads > 1 && total > 100000) {  // two halves on two threads, then one merge
+    const auto mid = sa.begin() + (std::ptrdiff_t)(total / 2);
+    bool failed = false;
+    std::thread other([&] {
+      try {
+        std::sort(sa.begin(), mid, less);
+      } catch (...) {
+        failed = true;
+      }
+    });
+    std::sort(mid, sa.end(), less);
+    other.join();
+    if (failed) throw std::bad_alloc();
+    std::inplace_merge(sa.begin(), mid, sa.end(), less);
+  } else {
+    std::sort(sa.begin(), sa.end(), less);
+  }
   auto lcp_of = [&](size_t a, size_t b) {
     const size_t ea = end_of(a), eb = end_of(b);
     size_t i = 0;
@@ -697,14 +734,15 @@ inline void seed_candidates(const Corpus& c, size_t max_len, const std::vector<u
 }  // namespace tf_uni
 
 // unigram_seed(corpus, max_len, keys: list[int], scripts: list[int], flags: bytes, split_digits, split_by_script,
-//              limit) -> (positions: bytes of uint64, lengths: bytes of uint32, freqs: bytes of int64), best first
+//              limit, num_threads=1) -> (positions: bytes of uint64, lengths: bytes of uint32, freqs: bytes of int64),
+//              best first
 static PyObject* tf_unigram_seed(PyObject*, PyObject* args) {
   PyObject *ccap, *keys_o, *scripts_o;
   Py_ssize_t max_len, limit;
   Py_buffer flags;
-  int split_digits, split_by_script;
-  if (!PyArg_ParseTuple(args, "OnO!O!y*ppn", &ccap, &max_len, &PyList_Type, &keys_o, &PyList_Type, &scripts_o, &flags,
-                        &split_digits, &split_by_script, &limit))
+  int split_digits, split_by_script, threads = 1;
+  if (!PyArg_ParseTuple(args, "OnO!O!y*ppn|i", &ccap, &max_len, &PyList_Type, &keys_o, &PyList_Type, &scripts_o, &flags,
+                        &split_digits, &split_by_script, &limit, &threads))
     return nullptr;
   auto* c = (tf_uni::Corpus*)PyCapsule_GetPointer(ccap, tf_uni_py::kCorpusCapsule);
   const Py_ssize_t nk = PyList_GET_SIZE(keys_o);
@@ -734,9 +772,11 @@ static PyObject* tf_unigram_seed(PyObject*, PyObject* args) {
     PyBuffer_Release(&flags);
     Py_BEGIN_ALLOW_THREADS
     try {
-      tf_uni::seed_candidates(*c, (size_t)max_len, keys, info, split_digits != 0, split_by_script != 0, out);
+      tf_uni::seed_candidates(*c, (size_t)max_len, keys, info, split_digits != 0, split_by_script != 0, threads, out);
       if (out.size() > (size_t)limit) out.resize((size_t)limit);
     } catch (const std::bad_alloc&) {
+      oom = true;
+    } catch (const std::system_error&) {
       oom = true;
     }
     Py_END_ALLOW_THREADS

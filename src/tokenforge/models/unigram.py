@@ -42,6 +42,7 @@ import struct
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
+
 from .. import _native
 from ..errors import FileFormatError, UnknownTokenError
 
@@ -157,7 +158,11 @@ class Unigram:
             min_score = min(normal) if normal else 0.0
             in_lattice = [i for i, t in enumerate(tlist) if t in (NORMAL, USER_DEFINED)]
         min_score = f32(min_score)
-        node_score = [f32(s) for s in scores]
+        import numpy as np  # here, so that importing tokenforge does not load numpy
+
+        with np.errstate(over="ignore"):
+            rounded = np.asarray(scores, dtype=np.float32).astype(np.float64).tolist()
+        node_score = rounded
         lattice_score = list(node_score)
         if tlist is not None:
             for i, t in enumerate(tlist):

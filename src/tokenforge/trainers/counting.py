@@ -32,6 +32,8 @@ from ..specials import special_regex
 
 #: Target size of one counting range.
 CHUNK_BYTES = 4 << 20
+#: Inputs smaller than this are counted in the calling process.
+_IN_PROCESS_BYTES = 1 << 20
 #: How far to look for a safe boundary at a time.
 _WINDOW = 1 << 16
 _ERRORS = ("strict", "replace", "ignore")
@@ -381,7 +383,8 @@ def count_lines(
         tasks.extend((str(path), s, e, splitter, errors) for s, e in plan_line_ranges(path, chunk_bytes))
     if workers is None:
         workers = os.cpu_count() or 1
-    if workers <= 1 or len(tasks) <= 1:
+    small = sum(t[2] - t[1] for t in tasks) < _IN_PROCESS_BYTES  # not worth starting processes
+    if workers <= 1 or len(tasks) <= 1 or small:
         for t in tasks:
             counts, n = _count_line_range(t)
             _add(total, counts)

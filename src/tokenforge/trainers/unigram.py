@@ -71,7 +71,6 @@ from ..models.unigram import (
     Unigram,
     byte_piece,
     f32,
-    log_add,
 )
 
 #: The character that replaces characters outside the required set (sentencepiece's kUNKChar).
@@ -219,12 +218,10 @@ class UnigramTrainer:
 
     def required_chars(self, words: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
         """Characters that cover ``character_coverage`` of the text, most frequent first."""
-        counts: Counter[str] = Counter()
-        for w, c in words:
-            for ch, k in Counter(w).items():
-                counts[ch] += k * c
-        counts.pop(" ", None)
-        counts.pop(UNK_CHAR, None)
+        return self._required(_char_counts(words))
+
+    def _required(self, char_counts: Mapping[str, int]) -> list[tuple[str, int]]:
+        counts = {ch: k for ch, k in char_counts.items() if ch not in (" ", UNK_CHAR)}
         total = sum(counts.values())
         out = []
         acc = 0
@@ -248,9 +245,10 @@ class UnigramTrainer:
                 words.append((w, int(c)))
         if not words:
             raise TrainingError("cannot train a Unigram model on empty input: no pre-token with a positive count")
-        words.sort(key=lambda wc: (-wc[1], wc[0]))
+        # (the order of the words never changes the result: the sums are of integers)
         meta, meta_types = self._meta()
-        required = self.required_chars(words)
+        char_counts = _char_counts(words)
+        required = self._required(char_counts)
         minimum = len(required) + len(meta)
         if self.vocab_size < minimum:
             raise TrainingError(
@@ -259,7 +257,9 @@ class UnigramTrainer:
                 f"raise vocab_size or lower character_coverage"
             )
         req = {ch for ch, _ in required}
-        words = [(w if all(ch in req for ch in w) else "".join(ch if ch in req else UNK_CHAR for ch in w), c) for w, c in words]
+        rare = {ord(ch): UNK_CHAR for ch in char_counts if ch not in req}
+        if rare:
+            words = [(w.translate(rare), c) for w, c in words]
         threads = self.num_threads or os.cpu_count() or 1
         core = _native.core(self.backend)
         engine = _Native(core, words, threads) if core is not None else _Python(words)
@@ -307,6 +307,18 @@ class UnigramTrainer:
 # -- the steps as functions (shared by both engines) ------------------------------------------------
 
 
+def _char_counts(words: Sequence[tuple[str, int]]) -> Counter:
+    """Occurrences of every character, weighted by word frequency."""
+    by_count: dict[int, list[str]] = {}
+    for w, c in words:
+        by_count.setdefault(c, []).append(w)
+    counts: Counter[str] = Counter()
+    for c, ws in by_count.items():  # one C-level count per distinct frequency
+        for ch, k in Counter("".join(ws)).items():
+            counts[ch] += k * c
+    return counts
+
+
 def seed_pieces(
     words: Sequence[tuple[str, int]],
     required: Sequence[tuple[str, int]],
@@ -316,8 +328,11 @@ def seed_pieces(
     split_by_script: bool = True,
     engine=None,
 ) -> list[tuple[str, float]]:
-    """Seed vocabulary with initial log-probabilities: required characters, then frequent substrings."""
-    chars = sorted({ch for w, _ in words for ch in w})
+    """Seed vocabulary with initial log-probabilities: required characters, then frequent substrings.
+
+    ``words`` hold only required characters and :data:`UNK_CHAR`.
+    """
+    chars = sorted({ch for ch, _ in required} | {UNK_CHAR})
     keys = [ord(ch) for ch in chars]
     scripts = [_script_of(ch) for ch in chars]
     flags = bytes(
@@ -513,7 +528,7 @@ class _Native:
 
     def seed(self, max_len, keys, scripts, flags, split_digits, split_by_script, limit) -> list[tuple[str, int]]:
         pos, lens, freqs = self.core.unigram_seed(
-            self.corpus, max_len, keys, scripts, flags, split_digits, split_by_script, limit
+            self.corpus, max_len, keys, scripts, flags, split_digits, split_by_script, limit, self.threads
         )
         pos = np.frombuffer(pos, dtype=np.uint64)
         lens = np.frombuffer(lens, dtype=np.uint32)
@@ -568,29 +583,45 @@ def valid_piece(s: str, info: Mapping[str, tuple[int, int]], split_digits: bool,
 def estep_py(model: Unigram, words: Sequence[tuple[str, int]]) -> tuple[np.ndarray, int]:
     """Forward-backward expected counts (fixed-point int64, units of 2^-24) and freq * log P (same units).
 
-    Nodes use the model's float32 scores, as the native E-step does.
+    Nodes use the model's float32 scores. Each log-sum-exp is ``max + log(sum(exp(x - max)))``
+    summed in lattice order, exactly as the native E-step does, so both give the same integers.
     """
     expected = np.zeros(model.vocab_size, dtype=np.int64)
     objective = 0
-    ninf = -math.inf
     score = model._node_score
     unk = model._unk_score
+    exp, log = math.exp, math.log
     for w, c in words:
         n = len(w)
+        if not n:
+            continue
         nodes = [(s, e, pid, unk if pid < 0 else score[pid]) for s, e, pid, _ in model._nodes(w)]
-        alpha = [ninf] * (n + 1)
-        beta = [ninf] * (n + 1)
-        alpha[0] = 0.0
-        beta[n] = 0.0
+        incoming: list[list[tuple[int, float]]] = [[] for _ in range(n + 1)]
+        outgoing: list[list[tuple[int, float]]] = [[] for _ in range(n + 1)]
         for s, e, _, sc in nodes:
-            alpha[e] = log_add(alpha[e], alpha[s] + sc)
-        for s, e, _, sc in reversed(nodes):
-            beta[s] = log_add(beta[s], sc + beta[e])
+            incoming[e].append((s, sc))
+            outgoing[s].append((e, sc))
+        alpha = [0.0] * (n + 1)
+        for e in range(1, n + 1):
+            xs = [alpha[s] + sc for s, sc in incoming[e]]
+            mx = max(xs)
+            total = 0.0
+            for x in xs:
+                total += exp(x - mx)
+            alpha[e] = mx + log(total)
+        beta = [0.0] * (n + 1)
+        for s in range(n - 1, -1, -1):
+            xs = [sc + beta[e] for e, sc in outgoing[s]]
+            mx = max(xs)
+            total = 0.0
+            for x in xs:
+                total += exp(x - mx)
+            beta[s] = mx + log(total)
         z = alpha[n]
         freq = float(c)
         for s, e, pid, sc in nodes:
             if pid >= 0:
-                expected[pid] += _llround(freq * math.exp(alpha[s] + sc + beta[e] - z) * FIXED_SCALE)
+                expected[pid] += _llround(freq * exp(alpha[s] + sc + beta[e] - z) * FIXED_SCALE)
         objective += _llround(freq * z * FIXED_SCALE)
     return expected, objective
 
