@@ -69,7 +69,15 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import DATA_DIR, _dist_version, add_backend_arg, apply_backend, machine_info, print_machine, print_table  # noqa: E402
+from _common import (  # noqa: E402
+    DATA_DIR,
+    _dist_version,
+    add_backend_arg,
+    apply_backend,
+    machine_info,
+    print_machine,
+    print_table,
+)
 
 SPECIAL = "<|endoftext|>"
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from _tiktoken_ref import reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenforge
-
-from _tiktoken_ref import reference
 
 ENCODINGS = ["gpt2", "p50k_base", "cl100k_base", "o200k_base"]
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenforge.models.bpe import BPE, SHORT_PIECE_BYTES, _merge_long, _merge_short, bpe_merge_bytes
+from tokenforge.models.bpe import (
+    BPE,
+    SHORT_PIECE_BYTES,
+    _merge_long,
+    _merge_short,
+    bpe_merge_bytes,
+)
 
 
 def _ranks(merges):

@@ -7,10 +7,9 @@ import sys
 import textwrap
 
 import pytest
+from _tiktoken_ref import reference
 
 from tokenforge.compat import cs336
-
-from _tiktoken_ref import reference
 
 
 @pytest.fixture(scope="module")

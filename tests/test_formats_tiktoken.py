@@ -7,8 +7,8 @@ import hashlib
 import lzma
 import re
 import shutil
-from types import SimpleNamespace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 

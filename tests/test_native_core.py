@@ -9,6 +9,7 @@ from functools import lru_cache
 
 import pytest
 import regex
+from _tiktoken_ref import reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,8 +18,6 @@ from tokenforge import _native
 from tokenforge.pretokenizers import PATTERNS
 from tokenforge.trainers.bpe import _byte_order, learn_merges
 from tokenforge.trainers.counting import count_text
-
-from _tiktoken_ref import reference
 
 core = pytest.importorskip("tokenforge._core")
 NAMES = list(_native.SCANNERS)

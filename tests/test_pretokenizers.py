@@ -8,7 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenforge
-from tokenforge.pretokenizers import GPT2_ORIGINAL_PATTERN, PATTERNS, RegexSplit, resolve_pattern
+from tokenforge.pretokenizers import (
+    GPT2_ORIGINAL_PATTERN,
+    PATTERNS,
+    RegexSplit,
+    resolve_pattern,
+)
 
 
 @pytest.mark.parametrize("name", list(PATTERNS))

@@ -13,7 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenforge
-from tokenforge import BPETrainer, SpecialTokenError, TrainingError, TokenizerFileNotFoundError
+from tokenforge import (
+    BPETrainer,
+    SpecialTokenError,
+    TokenizerFileNotFoundError,
+    TrainingError,
+)
 from tokenforge.bytelevel import decode_string
 from tokenforge.pretokenizers import RegexSplit
 from tokenforge.specials import special_regex

@@ -27,7 +27,13 @@ from .models.bpe import BPE, PieceBPE
 from .models.unigram import Unigram
 from .models.wordpiece import WordPiece
 from .pipeline import AddedToken, Pipeline
-from .presets import bert_wordpiece, sentencepiece, train_sentencepiece_bpe, train_unigram, train_wordpiece
+from .presets import (
+    bert_wordpiece,
+    sentencepiece,
+    train_sentencepiece_bpe,
+    train_unigram,
+    train_wordpiece,
+)
 from .pretokenizers import PATTERNS, RegexSplit
 from .tokenizer import Tokenizer
 from .trainers.bpe import BPETrainer, TrainReport, train_bpe

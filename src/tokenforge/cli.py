@@ -43,20 +43,23 @@ def _readable(token: bytes) -> str:
     return text.replace(" ", "␣").replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
 
 
+def _training_input(args: argparse.Namespace) -> tuple[list[Path], str, list[tuple[str, str]]]:
+    """The files to train on, a description, and held-out text per language (embedded corpus only)."""
+    from .corpus import embedded_corpus
+
+    if args.files:
+        files = [Path(f) for f in args.files]
+        return files, f"{len(files)} file(s)", []
+    langs = embedded_corpus()
+    heldout = [(f"{lang.name} ({lang.code})", lang.heldout_text()) for lang in langs]
+    return [lang.train for lang in langs], f"embedded corpus, {len(langs)} languages", heldout
+
+
 def _train_pipeline(args: argparse.Namespace) -> int:
     """``train --model wordpiece|unigram|spm-bpe``: the pipeline families."""
     from . import presets
-    from .corpus import embedded_corpus
 
-    heldout: list[tuple[str, str]] = []
-    if args.files:
-        files = [Path(f) for f in args.files]
-        source = f"{len(files)} file(s)"
-    else:
-        langs = embedded_corpus()
-        files = [lang.train for lang in langs]
-        heldout = [(f"{lang.name} ({lang.code})", lang.heldout_text()) for lang in langs]
-        source = f"embedded corpus, {len(langs)} languages"
+    files, source, heldout = _training_input(args)
     common = dict(vocab_size=args.vocab_size, workers=args.workers, errors=args.errors, show_progress=True)
     out = args.out
     t0 = time.perf_counter()
@@ -112,7 +115,6 @@ def _train_pipeline(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from .corpus import embedded_corpus
     from .trainers.bpe import BPETrainer
 
     if args.model != "bpe":
@@ -127,15 +129,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         errors=args.errors,
         show_progress=None,
     )
-    heldout: list[tuple[str, str]] = []
-    if args.files:
-        files = [Path(f) for f in args.files]
-        source = f"{len(files)} file(s)"
-    else:
-        langs = embedded_corpus()
-        files = [lang.train for lang in langs]
-        heldout = [(f"{lang.name} ({lang.code})", lang.heldout_text()) for lang in langs]
-        source = f"embedded corpus, {len(langs)} languages"
+    files, source, heldout = _training_input(args)
     t0 = time.perf_counter()
     tok = trainer.train(files)
     seconds = time.perf_counter() - t0
@@ -231,7 +225,6 @@ def cmd_decode(args: argparse.Namespace) -> int:
 
 def cmd_info(args: argparse.Namespace) -> int:
     from .formats.native import part_hash
-
     from .pipeline import Pipeline
 
     tok = _open_tokenizer(args.tokenizer)

@@ -15,6 +15,7 @@ import codecs
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from ._component import Component
 from .errors import DecodeError, FileFormatError
 
 _ERRORS = ("strict", "replace", "ignore", "backslashreplace", "surrogateescape")
@@ -105,7 +106,7 @@ class StreamDecoder:
 # ---------------------------------------------------------------------------
 
 
-class Decoder:
+class Decoder(Component):
     """Base class. ``decode(tokens) == "".join(decode_chain(tokens))``."""
 
     def decode_chain(self, tokens: list[str]) -> list[str]:  # pragma: no cover - abstract
@@ -113,18 +114,6 @@ class Decoder:
 
     def decode(self, tokens: list[str]) -> str:
         return "".join(self.decode_chain(list(tokens)))
-
-    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.to_dict() == self.to_dict()
-
-    def __hash__(self) -> int:
-        return hash(repr(self.to_dict()))
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.to_dict()!r})"
 
     def __reduce__(self):
         return (decoder_from_dict, (self.to_dict(),))
@@ -541,11 +530,4 @@ class TextStreamDecoder:
         self._ids, self._prefix, self._prefix_index = [], "", 0
         return out
 
-    def decode_iter(self, ids: Iterable[int]) -> Iterator[str]:
-        for i in ids:
-            out = self.step(i)
-            if out:
-                yield out
-        tail = self.finish()
-        if tail:
-            yield tail
+    decode_iter = StreamDecoder.decode_iter

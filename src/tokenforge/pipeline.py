@@ -37,7 +37,13 @@ from typing import Any
 import regex
 
 from .decoders import TextStreamDecoder, check_errors, decoder_from_dict
-from .errors import EncodeInputError, FileFormatError, SpecialTokenError, UnknownIdError, UnknownTokenError
+from .errors import (
+    EncodeInputError,
+    FileFormatError,
+    SpecialTokenError,
+    UnknownIdError,
+    UnknownTokenError,
+)
 from .postprocessors import Encoding, post_processor_from_dict
 from .pretokenizers import WHITESPACE, pre_tokenizer_from_dict
 from .specials import SpecialPolicy, SpecialTokens

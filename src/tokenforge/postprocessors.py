@@ -16,10 +16,12 @@ post-processor loads as it is.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence as Seq
+from collections.abc import Iterable, Mapping
+from collections.abc import Sequence as Seq
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._component import Component
 from .errors import FileFormatError
 
 
@@ -64,7 +66,7 @@ class Encoding:
         self.sequence_ids.extend([seq] * len(other.ids))
 
 
-class PostProcessor:
+class PostProcessor(Component):
     """Base class: ``process(a, b, add_special_tokens) -> Encoding``; ``process_ids`` for ids only."""
 
     def process(self, a: Encoding, b: Encoding | None = None, add_special_tokens: bool = True) -> Encoding:
@@ -102,18 +104,6 @@ class PostProcessor:
 
     def _template(self, pair: bool) -> list[tuple[Any, int]]:  # pragma: no cover - abstract
         raise NotImplementedError
-
-    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.to_dict() == self.to_dict()
-
-    def __hash__(self) -> int:
-        return hash(repr(self.to_dict()))
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.to_dict()!r})"
 
     def __reduce__(self):
         return (post_processor_from_dict, (self.to_dict(),))

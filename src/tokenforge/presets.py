@@ -297,7 +297,7 @@ def train_unigram(
     ``▁``-words. ``out`` also writes a ``.model`` file that the ``sentencepiece``
     library loads with the same ids.
     """
-    from .formats.sentencepiece import ModelType, build_model_proto, write_model
+    from .formats.sentencepiece import ModelType, build_model_proto
     from .trainers.unigram import UnigramTrainer
 
     counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress)
@@ -312,9 +312,16 @@ def train_unigram(
         model.pieces, model.scores, model.types, model_type=ModelType.UNIGRAM, normalization=normalization,
         trainer_settings=settings,
     )
+    return _finish_sentencepiece(proto, out, "unigram")
+
+
+def _finish_sentencepiece(proto: Any, out: str | os.PathLike | None, default_name: str) -> Pipeline:
+    """Write the trained model's ``.model`` file (when asked) and load it as a pipeline."""
+    from .formats.sentencepiece import write_model
+
     if out is not None:
         write_model(proto, out)
-    return sentencepiece(proto, name=os.path.basename(os.fspath(out)) if out is not None else "unigram")
+    return sentencepiece(proto, name=os.path.basename(os.fspath(out)) if out is not None else default_name)
 
 
 def train_sentencepiece_bpe(
@@ -337,7 +344,6 @@ def train_sentencepiece_bpe(
     """Train a Llama-2/Mistral-style SentencePiece BPE tokenizer: ``▁`` words,
     merges by frequency (scored by order), byte fallback for rare characters.
     ``out`` also writes a ``.model`` file that the ``sentencepiece`` library loads."""
-    from .formats.sentencepiece import write_model
     from .trainers.spm_bpe import SentencePieceBPETrainer
 
     counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress)
@@ -349,6 +355,4 @@ def train_sentencepiece_bpe(
     )
     model = trainer.train_from_counts(counts)
     proto = trainer.model_proto(model, normalization=normalization, remove_extra_whitespaces=True)
-    if out is not None:
-        write_model(proto, out)
-    return sentencepiece(proto, name=os.path.basename(os.fspath(out)) if out is not None else "sentencepiece-bpe")
+    return _finish_sentencepiece(proto, out, "sentencepiece-bpe")

@@ -19,6 +19,7 @@ from typing import Any
 
 import regex
 
+from ._component import Component
 from .errors import FileFormatError, UnknownEncodingError
 
 GPT2_PATTERN = (
@@ -310,7 +311,7 @@ def split_spans(length: int, matches: list[tuple[int, int]], behavior: str, inve
     return [(s, e) for s, e in out if e > s]
 
 
-class PreTokenizer:
+class PreTokenizer(Component):
     """Base class: ``split_pieces`` refines pieces; ``pre_tokenize_str`` is HF's view."""
 
     def split_pieces(self, pieces: list[Piece]) -> list[Piece]:
@@ -343,18 +344,6 @@ class PreTokenizer:
     def pre_tokenize_str(self, text: str) -> list[tuple[str, tuple[int, int]]]:
         """``[(piece, (start, end))]`` with offsets into ``text``, as HF's method of that name."""
         return [(p.text, p.offsets) for p in self.pre_tokenize(text)]
-
-    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.to_dict() == self.to_dict()
-
-    def __hash__(self) -> int:
-        return hash(repr(self.to_dict()))
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.to_dict()!r})"
 
     def __reduce__(self):
         return (pre_tokenizer_from_dict, (self.to_dict(),))

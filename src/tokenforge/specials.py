@@ -145,6 +145,23 @@ class SpecialTokens:
             yield text[pos:], None
 
 
+def check_special_list(special_tokens, reserved: Collection[str] = ()) -> list[str]:
+    """Validate a trainer's ``special_tokens``: non-empty strings, none listed twice
+    (nor equal to one of ``reserved``, e.g. the unknown token). Returns them as a list."""
+    if isinstance(special_tokens, str):
+        raise SpecialTokenError("special_tokens must be a list of strings, not one string")
+    specials = list(special_tokens)
+    seen = set(reserved)
+    for t in specials:
+        if not isinstance(t, str) or not t:
+            raise SpecialTokenError(f"special token must be a non-empty str, got {t!r}")
+        if t in seen:
+            extra = " (or equals the unknown token)" if reserved else ""
+            raise SpecialTokenError(f"special token {t!r} is listed twice{extra}")
+        seen.add(t)
+    return specials
+
+
 @lru_cache(maxsize=256)
 def _cached_regex(tokens: frozenset[str]) -> "regex.Pattern[str] | None":
     return special_regex(tokens)

@@ -23,7 +23,12 @@ from typing import Any
 
 from . import _native, bytelevel
 from .decoders import StreamDecoder, bytes_to_text, check_errors
-from .errors import EncodeInputError, SpecialTokenError, UnknownIdError, UnknownTokenError
+from .errors import (
+    EncodeInputError,
+    SpecialTokenError,
+    UnknownIdError,
+    UnknownTokenError,
+)
 from .models.bpe import BPE, _check_dropout
 from .pretokenizers import RegexSplit, pre_tokenizer_from_dict
 from .specials import SpecialPolicy, SpecialTokens

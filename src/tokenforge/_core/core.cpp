@@ -21,6 +21,7 @@
 #include "backtrack.h"
 #include "bpe.h"
 #include "scan.h"
+#include "spm.h"
 #include "train.h"
 #include "unigram.h"
 #include "wordpiece_train.h"
@@ -583,6 +584,10 @@ PyMODINIT_FUNC PyInit__core(void) {
   Py_INCREF(&CoreBPEType);
   if (PyModule_AddObject(m, "CoreBPE", (PyObject*)&CoreBPEType) < 0) {
     Py_DECREF(&CoreBPEType);
+    Py_DECREF(m);
+    return nullptr;
+  }
+  if (tf_spm_py::add_types(m) < 0) {
     Py_DECREF(m);
     return nullptr;
   }

@@ -216,10 +216,10 @@ def _specials_for_ranks(
 
 def save(tokenizer: "Tokenizer | Pipeline", path: str | os.PathLike, format: str = "tokenforge") -> None:
     """Write ``tokenizer`` in ``format`` (see :meth:`Tokenizer.save`)."""
+    from ..pipeline import Pipeline
     from .gpt2 import save_gpt2
     from .native import save_native
     from .tiktoken import save_ranks
-    from ..pipeline import Pipeline
 
     if isinstance(tokenizer, Pipeline):
         if format == "tokenforge":

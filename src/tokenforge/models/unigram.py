@@ -42,7 +42,6 @@ import struct
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-
 from .. import _native
 from ..errors import FileFormatError, UnknownTokenError
 

@@ -36,12 +36,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .. import _native
-from ..errors import SpecialTokenError, TrainingError
+from ..errors import TrainingError
 from ..models.bpe import BPE
 from ..pretokenizers import RegexSplit
-from ..specials import special_regex
+from ..specials import check_special_list, special_regex
 from .counting import count_files, count_text
-
 
 TIE_BREAKS = ("bytes", "gpt2_unicode")
 
@@ -227,16 +226,7 @@ class BPETrainer:
     ) -> None:
         _byte_order(tie_break)  # validate early
         _native.core(backend)  # validate early
-        if isinstance(special_tokens, str):
-            raise SpecialTokenError("special_tokens must be a list of strings, not one string")
-        specials = list(special_tokens)
-        seen: set[str] = set()
-        for t in specials:
-            if not isinstance(t, str) or not t:
-                raise SpecialTokenError(f"special token must be a non-empty str, got {t!r}")
-            if t in seen:
-                raise SpecialTokenError(f"special token {t!r} is listed twice")
-            seen.add(t)
+        specials = check_special_list(special_tokens)
         if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
             raise TrainingError(f"vocab_size must be an int, got {vocab_size!r}")
         if vocab_size < 256 + len(specials):

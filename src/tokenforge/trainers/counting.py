@@ -140,16 +140,10 @@ def count_text(
     return Counter({k.encode("utf-8"): v for k, v in counts.items()})
 
 
-def _count_range(args) -> tuple[Counter, int]:
-    path, start, end, pre_dict, specials, errors, backend = args
-    from ..pretokenizers import pre_tokenizer_from_dict
-
-    pre = pre_tokenizer_from_dict(pre_dict)
-    with open(path, "rb") as f:
-        f.seek(start)
-        data = f.read(end - start)
+def _decode_range(data: bytes, path: str, start: int, errors: str) -> str:
+    """UTF-8 text of a byte range; invalid UTF-8 names the file, line and byte."""
     try:
-        text = data.decode("utf-8", errors)
+        return data.decode("utf-8", errors)
     except UnicodeDecodeError as exc:
         with open(path, "rb") as f:
             before = f.read(start).count(b"\n")
@@ -158,6 +152,17 @@ def _count_range(args) -> tuple[Counter, int]:
             f"{path}, line {line}: not valid UTF-8 at byte {start + exc.start} ({exc.reason}); "
             "pass errors='replace' or errors='ignore' to train anyway"
         ) from None
+
+
+def _count_range(args) -> tuple[Counter, int]:
+    path, start, end, pre_dict, specials, errors, backend = args
+    from ..pretokenizers import pre_tokenizer_from_dict
+
+    pre = pre_tokenizer_from_dict(pre_dict)
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    text = _decode_range(data, path, start, errors)
     return count_text(text, pre, special_regex(specials), backend), end - start
 
 
@@ -201,13 +206,21 @@ def count_files(
             if progress:
                 progress(n)
         return total
+    _run_pool(_count_range, tasks, workers, total, progress)
+    return total
+
+
+def _run_pool(fn, tasks: list, workers: int, total: Counter, progress: Callable[[int], None] | None) -> None:
+    """Run ``fn`` over ``tasks`` in worker processes, summing the counts into ``total``.
+
+    At most two ranges are in flight per worker, so memory does not grow with the file.
+    """
     workers = min(workers, len(tasks))
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        # At most two ranges in flight per worker, so memory does not grow with the file.
         pending = set()
         queue = iter(tasks)
         for t in queue:
-            pending.add(pool.submit(_count_range, t))
+            pending.add(pool.submit(fn, t))
             if len(pending) >= 2 * workers:
                 break
         while pending:
@@ -219,8 +232,7 @@ def count_files(
                     progress(n)
                 nxt = next(queue, None)
                 if nxt is not None:
-                    pending.add(pool.submit(_count_range, nxt))
-    return total
+                    pending.add(pool.submit(fn, nxt))
 
 
 def _add(total: Counter, counts: Counter) -> None:
@@ -328,16 +340,7 @@ def _count_line_range(args) -> tuple[Counter, int]:
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
-    try:
-        text = data.decode("utf-8", errors)
-    except UnicodeDecodeError as exc:
-        with open(path, "rb") as f:
-            before = f.read(start).count(b"\n")
-        line = before + data.count(b"\n", 0, exc.start) + 1
-        raise TrainingError(
-            f"{path}, line {line}: not valid UTF-8 at byte {start + exc.start} ({exc.reason}); "
-            "pass errors='replace' or errors='ignore' to train anyway"
-        ) from None
+    text = _decode_range(data, path, start, errors)
     counts: Counter = Counter()
     splitter.count(text.splitlines(), counts)
     return counts, end - start
@@ -391,21 +394,5 @@ def count_lines(
             if progress:
                 progress(n)
         return total
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
-        pending = set()
-        queue = iter(tasks)
-        for t in queue:
-            pending.add(pool.submit(_count_line_range, t))
-            if len(pending) >= 2 * workers:
-                break
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                counts, n = fut.result()
-                _add(total, counts)
-                if progress:
-                    progress(n)
-                nxt = next(queue, None)
-                if nxt is not None:
-                    pending.add(pool.submit(_count_line_range, nxt))
+    _run_pool(_count_line_range, tasks, workers, total, progress)
     return total

@@ -52,7 +52,15 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from ..errors import SpecialTokenError, TrainingError
-from ..models.bpe import SP_BYTE, SP_CONTROL, SP_NORMAL, SP_UNKNOWN, PieceBPE, byte_piece
+from ..models.bpe import (
+    SP_BYTE,
+    SP_CONTROL,
+    SP_NORMAL,
+    SP_UNKNOWN,
+    PieceBPE,
+    byte_piece,
+)
+from ..specials import check_special_list
 from .bpe import _progress
 
 __all__ = ["SentencePieceBPETrainer", "required_chars"]
@@ -158,18 +166,9 @@ class SentencePieceBPETrainer:
     ) -> None:
         if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < 1:
             raise TrainingError(f"vocab_size must be a positive int, got {vocab_size!r}")
-        if isinstance(special_tokens, str):
-            raise SpecialTokenError("special_tokens must be a list of strings, not one string")
-        specials = list(special_tokens)
-        seen = {unk_token}
         if not isinstance(unk_token, str) or not unk_token:
             raise SpecialTokenError(f"unk_token must be a non-empty str, got {unk_token!r}")
-        for t in specials:
-            if not isinstance(t, str) or not t:
-                raise SpecialTokenError(f"special token must be a non-empty str, got {t!r}")
-            if t in seen:
-                raise SpecialTokenError(f"special token {t!r} is listed twice (or equals unk_token)")
-            seen.add(t)
+        specials = check_special_list(special_tokens, reserved=(unk_token,))
         if not (isinstance(character_coverage, (int, float)) and 0.0 < character_coverage <= 1.0):
             raise TrainingError(f"character_coverage must be in (0, 1], got {character_coverage!r}")
         if not isinstance(max_piece_length, int) or max_piece_length < 1:

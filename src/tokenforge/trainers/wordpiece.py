@@ -74,8 +74,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 
 from .. import _native
-from ..errors import SpecialTokenError, TrainingError
+from ..errors import TrainingError
 from ..models.wordpiece import WordPiece
+from ..specials import check_special_list
 
 BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 #: Third field of a unit-bound heap entry: sorts before the ``-f(xy)`` of any pair.
@@ -152,16 +153,8 @@ class WordPieceTrainer:
             raise TrainingError(
                 f"initial_alphabet has {len(initial)} characters, more than limit_alphabet={limit_alphabet}"
             )
-        if isinstance(special_tokens, str):
-            raise SpecialTokenError("special_tokens must be a list of strings, not one string")
-        specials = list(special_tokens)
-        seen: set[str] = set()
-        for t in specials:
-            if not isinstance(t, str) or not t:
-                raise SpecialTokenError(f"special token must be a non-empty str, got {t!r}")
-            if t in seen:
-                raise SpecialTokenError(f"special token {t!r} is listed twice")
-            seen.add(t)
+        specials = check_special_list(special_tokens)
+        seen = set(specials)
         if unk_token not in seen:
             raise TrainingError(
                 f"unk_token {unk_token!r} must be one of the special_tokens {specials!r} "

@@ -1,0 +1,1000 @@
+// SentencePiece encoding, natively: the normalizer and the BPE merge by piece score.
+//
+// Two immutable Python types, registered in core.cpp:
+//
+// * SpmNormalizer(charsmap, add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces,
+//   user_defined) with .normalize(str) -> str: sentencepiece's Normalizer. At each position
+//   the longest user-defined symbol is copied whole; otherwise the longest rule of the
+//   precompiled charsmap (a darts-clone trie over UTF-8 keys, matched at character
+//   boundaries) is replaced by its output; otherwise one character is copied (a lone
+//   surrogate becomes U+FFFD). Then the white-space handling: leading spaces dropped and
+//   runs collapsed (remove_extra_whitespaces), a space in front (add_dummy_prefix), spaces
+//   written as U+2581 (escape_whitespaces), trailing ones dropped.
+//   The reference is SentencePieceNormalizer._run in normalizers.py.
+//
+// * SpmBPE(pieces, scores, types, unk_id, byte_ids) with .encode(str) -> list[int] and
+//   .tokenize(str) -> list[(id, start, end)]: sentencepiece's BPE model (bpe_model.cc).
+//   USER_DEFINED pieces are matched whole first and never merged; then the adjacent pair
+//   whose concatenation is a NORMAL/USER_DEFINED/UNUSED piece with the highest score is
+//   merged, leftmost first, until none is left; an UNUSED piece is split back into the
+//   two symbols it was last formed from; a symbol that is no piece is <unk> (runs fused)
+//   or, with byte fallback, its UTF-8 bytes. The reference is PieceBPE._sp_merge in
+//   models/bpe.py; the heap below is CPython's heapq step for step, so ties (and even NaN
+//   scores) are broken exactly as there.
+//
+// Text is handled as code points (UTF-32), as the Python reference indexes str. The loops
+// run with the GIL released for long inputs; malformed charsmaps raise FileFormatError
+// when the broken rule is used (as the reference does), never at construction.
+#pragma once
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace tf_spm {
+
+using U32 = std::u32string;
+using U32View = std::u32string_view;
+
+//: Inputs at least this long (code points) are processed with the GIL released.
+constexpr size_t RELEASE_GIL_AT = 2048;
+
+struct SpmError {
+  std::string msg;
+};
+
+inline bool is_surrogate(uint32_t c) { return c >= 0xD800 && c <= 0xDFFF; }
+
+// UTF-8 of one code point, surrogates included (Python's "surrogatepass").
+inline int utf8_of(uint32_t c, uint8_t* b) {
+  if (c < 0x80) { b[0] = (uint8_t)c; return 1; }
+  if (c < 0x800) { b[0] = (uint8_t)(0xC0 | (c >> 6)); b[1] = (uint8_t)(0x80 | (c & 0x3F)); return 2; }
+  if (c < 0x10000) {
+    b[0] = (uint8_t)(0xE0 | (c >> 12));
+    b[1] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+    b[2] = (uint8_t)(0x80 | (c & 0x3F));
+    return 3;
+  }
+  b[0] = (uint8_t)(0xF0 | (c >> 18));
+  b[1] = (uint8_t)(0x80 | ((c >> 12) & 0x3F));
+  b[2] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+  b[3] = (uint8_t)(0x80 | (c & 0x3F));
+  return 4;
+}
+
+// Strict UTF-8 decoding as Python's codec (no overlongs, no surrogates, at most U+10FFFF).
+inline bool decode_utf8(const uint8_t* p, size_t n, U32& out) {
+  size_t i = 0;
+  while (i < n) {
+    uint8_t b = p[i];
+    if (b < 0x80) { out.push_back(b); ++i; continue; }
+    uint32_t c;
+    size_t len;
+    if (b >= 0xC2 && b <= 0xDF) { c = b & 0x1F; len = 2; }
+    else if (b >= 0xE0 && b <= 0xEF) { c = b & 0x0F; len = 3; }
+    else if (b >= 0xF0 && b <= 0xF4) { c = b & 0x07; len = 4; }
+    else return false;
+    if (i + len > n) return false;
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return false;
+      c = (c << 6) | (p[i + k] & 0x3F);
+    }
+    if ((len == 3 && (c < 0x800 || is_surrogate(c))) || (len == 4 && (c < 0x10000 || c > 0x10FFFF))) return false;
+    out.push_back(c);
+    i += len;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------
+// The precompiled charsmap
+
+class Charsmap {
+ public:
+  // blob: uint32 trie size (little endian), the trie units, then the NUL-separated pool.
+  // Throws SpmError on a blob whose header is malformed (as Charsmap.__init__ does).
+  explicit Charsmap(const uint8_t* blob, size_t n) {
+    if (n == 0) return;
+    if (n < 4) throw SpmError{"precompiled_charsmap: " + std::to_string(n) + " bytes is too short for the trie size"};
+    uint32_t size = (uint32_t)blob[0] | ((uint32_t)blob[1] << 8) | ((uint32_t)blob[2] << 16) | ((uint32_t)blob[3] << 24);
+    if (size % 4 || (uint64_t)size + 4 > n || size == 0)
+      throw SpmError{"precompiled_charsmap: trie size " + std::to_string(size) + " does not fit a blob of " +
+                     std::to_string(n) + " bytes (expected a multiple of 4, at most the blob length - 4)"};
+    units_.resize(size / 4);
+    for (size_t k = 0; k < units_.size(); ++k) {
+      const uint8_t* u = blob + 4 + 4 * k;
+      units_[k] = (uint32_t)u[0] | ((uint32_t)u[1] << 8) | ((uint32_t)u[2] << 16) | ((uint32_t)u[3] << 24);
+    }
+    pool_.assign((const char*)blob + 4 + size, n - 4 - size);
+    uint32_t u0 = units_[0];
+    root_ = (int64_t)((uint64_t)(u0 >> 10) << ((u0 & 0x200) >> 6));
+    // Per-character table of the Basic Multilingual Plane: the node after the character
+    // and the value of the rule for exactly it; ERR when the walk would raise (then the
+    // slow path raises when the character is met).
+    fast_node_.assign(0x10000, -1);
+    fast_value_.assign(0x10000, -1);
+    for (uint32_t c = 0; c < 0x10000; ++c) {
+      if (is_surrogate(c)) continue;
+      try {
+        int64_t node, value;
+        walk_char(c, node, value);
+        fast_node_[c] = (int32_t)node;
+        fast_value_[c] = (int32_t)value;
+        if (value >= 0 && !repl_.count((int32_t)value)) {
+          Repl r;
+          r.ok = decode_at(value, r.text);
+          repl_.emplace((int32_t)value, std::move(r));
+        }
+      } catch (const SpmError&) {
+        fast_node_[c] = ERR;
+      }
+    }
+  }
+
+  bool empty() const { return units_.empty(); }
+
+  // (node after the first character c or -1, value of the rule for exactly c or -1).
+  void char_info(uint32_t c, int64_t& node, int64_t& value) const {
+    if (units_.empty() || is_surrogate(c)) { node = value = -1; return; }
+    if (c < 0x10000 && fast_node_[c] != ERR) {
+      node = fast_node_[c];
+      value = fast_value_[c];
+      return;
+    }
+    walk_char(c, node, value);
+  }
+
+  // Follows every byte of c from node (surrogates as with "surrogatepass").
+  void extend(int64_t& node, int64_t& value, uint32_t c) const {
+    uint8_t b[4];
+    int len = utf8_of(c, b);
+    value = -1;
+    for (int k = 0; k < len; ++k) {
+      if (!step(node, b[k], value)) { node = value = -1; return; }
+    }
+  }
+
+  // The replacement at pool offset value, appended to out.
+  void append_replacement(int64_t value, U32& out) const {
+    auto it = value <= INT32_MAX ? repl_.find((int32_t)value) : repl_.end();
+    if (it != repl_.end()) {
+      if (!it->second.ok) bad_replacement(value);
+      out.append(it->second.text);
+      return;
+    }
+    U32 r;
+    if (!decode_at(value, r)) bad_replacement(value);
+    out.append(r);
+  }
+
+ private:
+  static constexpr int32_t ERR = -2;
+  struct Repl {
+    bool ok = false;
+    U32 text;
+  };
+
+  // darts-clone: label in bits 0-7 (+ bit 31), has_leaf bit 8, offset in bits 10-31
+  // scaled by bit 9; a leaf unit's value is bits 0-30.
+  bool step(int64_t& node, uint8_t byte, int64_t& value) const {
+    int64_t x = node ^ byte;
+    if (x < 0 || (uint64_t)x >= units_.size()) return false;
+    uint32_t u = units_[(size_t)x];
+    if ((u & 0x800000FFu) != byte) return false;
+    x ^= (int64_t)((uint64_t)(u >> 10) << ((u & 0x200) >> 6));
+    if ((u >> 8) & 1) {
+      if (x < 0 || (uint64_t)x >= units_.size()) throw SpmError{"precompiled_charsmap: trie leaf points outside the trie"};
+      value = units_[(size_t)x] & 0x7FFFFFFF;
+    } else {
+      value = -1;
+    }
+    node = x;
+    return true;
+  }
+
+  void walk_char(uint32_t c, int64_t& node, int64_t& value) const {
+    uint8_t b[4];
+    int len = utf8_of(c, b);
+    node = root_;
+    value = -1;
+    for (int k = 0; k < len; ++k) {
+      if (!step(node, b[k], value)) { node = value = -1; return; }
+    }
+  }
+
+  bool decode_at(int64_t value, U32& out) const {
+    if (value < 0 || (uint64_t)value >= pool_.size()) return false;
+    const char* start = pool_.data() + value;
+    size_t rest = pool_.size() - (size_t)value;
+    const void* nul = std::memchr(start, 0, rest);
+    size_t len = nul ? (size_t)((const char*)nul - start) : rest;
+    return decode_utf8((const uint8_t*)start, len, out);
+  }
+
+  [[noreturn]] void bad_replacement(int64_t value) const {
+    if (value < 0 || (uint64_t)value >= pool_.size())
+      throw SpmError{"precompiled_charsmap: replacement offset " + std::to_string(value) + " is outside the pool"};
+    throw SpmError{"precompiled_charsmap: replacement at offset " + std::to_string(value) + " is not UTF-8"};
+  }
+
+  std::vector<uint32_t> units_;
+  std::string pool_;
+  int64_t root_ = 0;
+  std::vector<int32_t> fast_node_, fast_value_;
+  std::unordered_map<int32_t, Repl> repl_;
+};
+
+// The first byte of c in UTF-8 (surrogates as with "surrogatepass").
+inline uint8_t lead_byte(uint32_t c) {
+  if (c < 0x80) return (uint8_t)c;
+  if (c < 0x800) return (uint8_t)(0xC0 | (c >> 6));
+  if (c < 0x10000) return (uint8_t)(0xE0 | (c >> 12));
+  return (uint8_t)(0xF0 | (c >> 18));
+}
+
+class Normalizer {
+ public:
+  Normalizer(const uint8_t* blob, size_t n, bool add_dummy_prefix, bool remove_extra_whitespaces,
+             bool escape_whitespaces, std::vector<U32> user_defined)
+      : cm_(blob, n),
+        add_dummy_prefix_(add_dummy_prefix),
+        remove_extra_(remove_extra_whitespaces),
+        escape_(escape_whitespaces),
+        udf_store_(std::move(user_defined)) {
+    for (const U32& s : udf_store_) {
+      if (s.empty()) continue;
+      udf_.insert(U32View(s));
+      udf_first_.insert(s[0]);
+      if (s.size() > udf_max_) udf_max_ = s.size();
+    }
+  }
+
+  // The output of the longest match at text[i:] appended to sp; returns the characters consumed.
+  size_t prefix(const uint32_t* text, size_t n, size_t i, U32& sp) const {
+    uint32_t c = text[i];
+    if (udf_max_ && udf_first_.count(c)) {
+      size_t top = udf_max_ < n - i ? udf_max_ : n - i;
+      for (size_t k = top; k > 0; --k) {
+        if (udf_.count(U32View((const char32_t*)text + i, k))) {
+          sp.append((const char32_t*)text + i, k);
+          return k;
+        }
+      }
+    }
+    int64_t node, value;
+    cm_.char_info(c, node, value);
+    size_t best_len = 0;
+    int64_t best_value = -1;
+    if (value >= 0) { best_len = 1; best_value = value; }
+    size_t j = i + 1;
+    while (node >= 0 && j < n) {
+      uint32_t d = text[j];
+      if (lead_byte(d) == 0) break;  // NUL never continues a key
+      cm_.extend(node, value, d);
+      ++j;
+      if (value >= 0) { best_len = j - i; best_value = value; }
+    }
+    if (best_len) {
+      cm_.append_replacement(best_value, sp);
+      return best_len;
+    }
+    sp.push_back(is_surrogate(c) ? 0xFFFD : c);
+    return 1;
+  }
+
+  void normalize(const uint32_t* text, size_t n, U32& out) const {
+    out.clear();
+    U32 sp;
+    size_t i = 0;
+    if (remove_extra_) {
+      while (i < n) {
+        sp.clear();
+        size_t k = prefix(text, n, i, sp);
+        if (!(sp.size() == 1 && sp[0] == U' ')) break;
+        i += k;
+      }
+    }
+    if (i >= n) return;
+    out.reserve(n + n / 8 + 4);
+    const char32_t space = escape_ ? U'\u2581' : U' ';
+    bool pending = add_dummy_prefix_;
+    bool is_prev_space = remove_extra_;
+    while (i < n) {
+      sp.clear();
+      size_t k = prefix(text, n, i, sp);
+      size_t a = 0;
+      if (is_prev_space)
+        while (a < sp.size() && sp[a] == U' ') ++a;
+      if (a < sp.size()) {
+        bool ends_with_space = sp.back() == U' ';
+        if (pending) { out.push_back(space); pending = false; }
+        for (size_t q = a; q < sp.size(); ++q) out.push_back(escape_ && sp[q] == U' ' ? U'\u2581' : sp[q]);
+        is_prev_space = ends_with_space;
+      }
+      i += k;
+      if (!remove_extra_) is_prev_space = false;
+    }
+    if (pending) out.push_back(space);
+    if (remove_extra_)
+      while (!out.empty() && out.back() == space) out.pop_back();
+  }
+
+ private:
+  Charsmap cm_;
+  bool add_dummy_prefix_, remove_extra_, escape_;
+  std::vector<U32> udf_store_;
+  std::unordered_set<U32View> udf_;
+  std::unordered_set<uint32_t> udf_first_;
+  size_t udf_max_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------
+// BPE by piece score
+
+constexpr int SP_NORMAL = 1, SP_UNKNOWN = 2, SP_CONTROL = 3, SP_USER_DEFINED = 4, SP_UNUSED = 5, SP_BYTE = 6;
+
+inline uint64_t hash_u32(const uint32_t* p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0x100000001B3ull);
+  for (size_t k = 0; k < n; ++k) {
+    h ^= p[k];
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 32;
+  }
+  return h;
+}
+
+// Open-addressing map: code-point string -> int32.
+class PieceMap {
+ public:
+  void add(const U32& key, int32_t id) {
+    if ((count_ + 1) * 2 > slots_.size()) grow();
+    insert(key.data(), key.size(), id, /*copy=*/true);
+  }
+  int32_t get(const uint32_t* p, size_t n) const {
+    if (slots_.empty()) return -1;
+    uint64_t h = hash_u32(p, n);
+    size_t mask = slots_.size() - 1;
+    for (size_t s = (size_t)h & mask;; s = (s + 1) & mask) {
+      const Slot& x = slots_[s];
+      if (x.id < 0) return -1;
+      if (x.hash == h && x.len == n && std::memcmp(keys_.data() + x.off, p, n * 4) == 0) return x.id;
+    }
+  }
+  bool contains_key(const U32& key) const { return get((const uint32_t*)key.data(), key.size()) >= 0; }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t off = 0, len = 0;
+    int32_t id = -1;
+  };
+  void insert(const char32_t* p, size_t n, int32_t id, bool copy) {
+    uint64_t h = hash_u32((const uint32_t*)p, n);
+    size_t mask = slots_.size() - 1;
+    size_t s = (size_t)h & mask;
+    while (slots_[s].id >= 0) s = (s + 1) & mask;
+    Slot& x = slots_[s];
+    x.hash = h;
+    x.len = (uint32_t)n;
+    x.id = id;
+    if (copy) {
+      x.off = (uint32_t)keys_.size();
+      keys_.insert(keys_.end(), (const uint32_t*)p, (const uint32_t*)p + n);
+    }
+    ++count_;
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.empty() ? 16 : old.size() * 2, Slot());
+    size_t mask = slots_.size() - 1;
+    for (const Slot& o : old) {
+      if (o.id < 0) continue;
+      size_t s = (size_t)o.hash & mask;
+      while (slots_[s].id >= 0) s = (s + 1) & mask;
+      slots_[s] = o;
+    }
+  }
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> keys_;
+  size_t count_ = 0;
+};
+
+struct Token {
+  int32_t id;
+  uint32_t start, end;
+};
+
+class BPE {
+ public:
+  // pieces[i] has id i; types are ModelProto.SentencePiece.Type values. Throws SpmError
+  // on inconsistent tables (the Python side validates first; this guards direct calls).
+  BPE(std::vector<U32> pieces, std::vector<double> scores, std::vector<int> types, int32_t unk_id,
+      std::vector<int32_t> byte_ids)
+      : pieces_(std::move(pieces)), scores_(std::move(scores)), types_(std::move(types)), unk_id_(unk_id),
+        byte_ids_(std::move(byte_ids)) {
+    size_t n = pieces_.size();
+    if (scores_.size() != n || types_.size() != n) throw SpmError{"pieces, scores and types must have the same length"};
+    if (unk_id_ < 0 || (size_t)unk_id_ >= n) throw SpmError{"unk_id is not a piece id"};
+    if (!byte_ids_.empty() && byte_ids_.size() != 256) throw SpmError{"byte_ids must hold 256 ids"};
+    for (int32_t b : byte_ids_)
+      if (b < 0 || (size_t)b >= n) throw SpmError{"byte_ids must be piece ids"};
+    for (size_t i = 0; i < n; ++i) {
+      const U32& p = pieces_[i];
+      if (p.empty()) throw SpmError{"piece " + std::to_string(i) + " is empty"};
+      int t = types_[i];
+      if (t < SP_NORMAL || t > SP_BYTE) throw SpmError{"piece " + std::to_string(i) + " has unknown type"};
+      bool mergeable = t == SP_NORMAL || t == SP_USER_DEFINED || t == SP_UNUSED;
+      PieceMap& table = mergeable ? merge_ : reserved_;
+      if (table.contains_key(p)) throw SpmError{"piece " + std::to_string(i) + " is already defined"};
+      table.add(p, (int32_t)i);
+      if (mergeable && p.size() > max_len_) max_len_ = p.size();
+      if (t == SP_USER_DEFINED) {
+        user_.add(p, (int32_t)i);
+        user_first_.insert((uint32_t)p[0]);
+        if (p.size() > user_max_) user_max_ = p.size();
+      }
+      if (t == SP_UNUSED) has_unused_ = true;
+    }
+    // what a mergeable piece emits (PieceToId looks up reserved pieces first)
+    emit_id_.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const U32& p = pieces_[i];
+      int32_t r = reserved_.get((const uint32_t*)p.data(), p.size());
+      emit_id_[i] = r >= 0 ? r : (int32_t)i;
+    }
+  }
+
+  size_t size() const { return pieces_.size(); }
+
+  void tokenize(const uint32_t* text, size_t n, std::vector<Token>& out) const {
+    out.clear();
+    if (n == 0) return;
+    // symbols: user-defined pieces (longest match) or one character
+    std::vector<uint32_t> starts, ends;
+    std::vector<int32_t> nxt, prv, pid;  // pid: mergeable piece id of the symbol, -2 = not known
+    std::vector<uint8_t> frozen, alive;
+    starts.reserve(n);
+    ends.reserve(n);
+    if (user_max_) {
+      size_t pos = 0;
+      while (pos < n) {
+        size_t size = 1;
+        int32_t hit = -1;
+        if (user_first_.count(text[pos])) {
+          size_t top = user_max_ < n - pos ? user_max_ : n - pos;
+          for (size_t k = top; k > 0; --k) {
+            int32_t id = user_.get(text + pos, k);
+            if (id >= 0) { size = k; hit = id; break; }
+          }
+        }
+        starts.push_back((uint32_t)pos);
+        ends.push_back((uint32_t)(pos + size));
+        frozen.push_back(hit >= 0);
+        pid.push_back(hit >= 0 ? hit : -2);
+        pos += size;
+      }
+    } else {
+      for (size_t k = 0; k < n; ++k) {
+        starts.push_back((uint32_t)k);
+        ends.push_back((uint32_t)(k + 1));
+      }
+      frozen.assign(n, 0);
+      pid.assign(n, -2);
+    }
+    const size_t m = starts.size();
+    nxt.resize(m);
+    prv.resize(m);
+    for (size_t k = 0; k < m; ++k) {
+      nxt[k] = k + 1 < m ? (int32_t)(k + 1) : -1;
+      prv[k] = (int32_t)k - 1;
+    }
+    alive.assign(m, 1);
+    std::unordered_map<int32_t, uint32_t> rev;  // UNUSED piece id -> length of its left part
+    std::vector<Cand> heap;
+    heap.reserve(m);
+
+    auto add = [&](int32_t left, int32_t right) {
+      if (left < 0 || right < 0 || frozen[(size_t)left] || frozen[(size_t)right]) return;
+      uint32_t a = starts[(size_t)left], b = ends[(size_t)right];
+      if (b - a > max_len_) return;
+      int32_t i = merge_.get(text + a, b - a);
+      if (i < 0) return;
+      heap_push(heap, Cand{-scores_[(size_t)i], left, right, (int64_t)(b - a), i});
+      if (types_[(size_t)i] == SP_UNUSED) rev[i] = ends[(size_t)left] - a;
+    };
+
+    for (size_t k = 1; k < m; ++k) add((int32_t)k - 1, (int32_t)k);
+    while (!heap.empty()) {
+      Cand top = heap_pop(heap);
+      size_t l = (size_t)top.left, r = (size_t)top.right;
+      if (!alive[l] || !alive[r] || (int64_t)(ends[r] - starts[l]) != top.size || nxt[l] != top.right) continue;
+      ends[l] = ends[r];
+      pid[l] = top.piece;
+      alive[r] = 0;
+      int32_t r2 = nxt[r];
+      nxt[l] = r2;
+      if (r2 != -1) prv[(size_t)r2] = (int32_t)l;
+      add(prv[l], (int32_t)l);
+      add((int32_t)l, r2);
+    }
+
+    bool prev_unk = false;
+    std::vector<std::pair<uint32_t, uint32_t>> stack;  // (start, end) still to emit, last first
+    for (int32_t k = 0; k != -1; k = nxt[(size_t)k]) {
+      uint32_t s = starts[(size_t)k], e = ends[(size_t)k];
+      int32_t known = pid[(size_t)k];
+      int32_t id = known >= 0 ? emit_id_[(size_t)known] : piece_to_id(text + s, e - s);
+      if (!(has_unused_ && types_[(size_t)id] == SP_UNUSED)) {
+        emit(text, id, s, e, out, prev_unk);
+        continue;
+      }
+      stack.clear();
+      stack.emplace_back(s, e);
+      while (!stack.empty()) {
+        auto [ws, we] = stack.back();
+        stack.pop_back();
+        int32_t wid = piece_to_id(text + ws, we - ws);
+        if (types_[(size_t)wid] == SP_UNUSED) {
+          auto it = rev.find(wid);
+          if (it != rev.end()) {
+            uint32_t mid = ws + it->second;
+            stack.emplace_back(mid, we);
+            stack.emplace_back(ws, mid);
+            continue;
+          }
+        }
+        emit(text, wid, ws, we, out, prev_unk);
+      }
+    }
+  }
+
+ private:
+  struct Cand {
+    double neg_score;
+    int64_t left, right, size;
+    int32_t piece;  // not compared: a function of (left, right, size) while valid
+  };
+  // Python's tuple order on (neg_score, left, right, size), NaN included.
+  static bool lt(const Cand& a, const Cand& b) {
+    if (a.neg_score != b.neg_score) return a.neg_score < b.neg_score;
+    if (a.left != b.left) return a.left < b.left;
+    if (a.right != b.right) return a.right < b.right;
+    return a.size < b.size;
+  }
+  // CPython's heapq: _siftdown / _siftup, heappush / heappop.
+  static void sift_down(std::vector<Cand>& h, size_t start, size_t pos) {
+    Cand item = h[pos];
+    while (pos > start) {
+      size_t parent = (pos - 1) >> 1;
+      if (lt(item, h[parent])) {
+        h[pos] = h[parent];
+        pos = parent;
+        continue;
+      }
+      break;
+    }
+    h[pos] = item;
+  }
+  static void sift_up(std::vector<Cand>& h, size_t pos) {
+    size_t end = h.size(), start = pos;
+    Cand item = h[pos];
+    size_t child = 2 * pos + 1;
+    while (child < end) {
+      size_t right = child + 1;
+      if (right < end && !lt(h[child], h[right])) child = right;
+      h[pos] = h[child];
+      pos = child;
+      child = 2 * pos + 1;
+    }
+    h[pos] = item;
+    sift_down(h, start, pos);
+  }
+  static void heap_push(std::vector<Cand>& h, const Cand& c) {
+    h.push_back(c);
+    sift_down(h, 0, h.size() - 1);
+  }
+  static Cand heap_pop(std::vector<Cand>& h) {
+    Cand last = h.back();
+    h.pop_back();
+    if (h.empty()) return last;
+    Cand top = h[0];
+    h[0] = last;
+    sift_up(h, 0);
+    return top;
+  }
+
+  int32_t piece_to_id(const uint32_t* p, size_t n) const {
+    int32_t r = reserved_.get(p, n);
+    if (r >= 0) return r;
+    r = merge_.get(p, n);
+    return r >= 0 ? r : unk_id_;
+  }
+
+  void emit(const uint32_t* text, int32_t id, uint32_t s, uint32_t e, std::vector<Token>& out, bool& prev_unk) const {
+    bool is_unk = id == unk_id_;
+    if (is_unk && !byte_ids_.empty()) {
+      uint8_t b[4];
+      for (uint32_t q = s; q < e; ++q) {
+        int len = utf8_of(text[q], b);
+        for (int k = 0; k < len; ++k) out.push_back(Token{byte_ids_[b[k]], s, e});
+      }
+    } else if (is_unk && prev_unk) {
+      out.back().end = e;
+    } else {
+      out.push_back(Token{id, s, e});
+    }
+    prev_unk = is_unk;
+  }
+
+  std::vector<U32> pieces_;
+  std::vector<double> scores_;
+  std::vector<int> types_;
+  int32_t unk_id_;
+  std::vector<int32_t> byte_ids_;
+  PieceMap merge_, reserved_, user_;
+  std::unordered_set<uint32_t> user_first_;
+  std::vector<int32_t> emit_id_;
+  size_t max_len_ = 0, user_max_ = 0;
+  bool has_unused_ = false;
+};
+
+}  // namespace tf_spm
+
+// ---------------------------------------------------------------------------------------
+// CPython binding
+
+namespace tf_spm_py {
+
+using tf_spm::U32;
+
+// Sets FileFormatError (tokenforge.errors) with msg.
+inline void set_format_error(const std::string& msg) {
+  PyObject* mod = PyImport_ImportModule("tokenforge.errors");
+  PyObject* cls = mod ? PyObject_GetAttrString(mod, "FileFormatError") : nullptr;
+  Py_XDECREF(mod);
+  if (!cls) return;  // the import error stays set
+  PyErr_SetString(cls, msg.c_str());
+  Py_DECREF(cls);
+}
+
+// The code points of a str.
+inline bool u32_of(PyObject* s, std::vector<uint32_t>& out) {
+  if (!PyUnicode_Check(s)) {
+    PyErr_Format(PyExc_TypeError, "expected str, got %.100s", Py_TYPE(s)->tp_name);
+    return false;
+  }
+  if (PyUnicode_READY(s) < 0) return false;
+  Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+  out.resize((size_t)n);
+  const void* data = PyUnicode_DATA(s);
+  switch (PyUnicode_KIND(s)) {
+    case PyUnicode_1BYTE_KIND: {
+      const Py_UCS1* p = (const Py_UCS1*)data;
+      for (Py_ssize_t k = 0; k < n; ++k) out[(size_t)k] = p[k];
+      break;
+    }
+    case PyUnicode_2BYTE_KIND: {
+      const Py_UCS2* p = (const Py_UCS2*)data;
+      for (Py_ssize_t k = 0; k < n; ++k) out[(size_t)k] = p[k];
+      break;
+    }
+    default:
+      if (n) std::memcpy(out.data(), data, (size_t)n * 4);
+  }
+  return true;
+}
+
+inline bool u32_string_of(PyObject* s, U32& out) {
+  std::vector<uint32_t> v;
+  if (!u32_of(s, v)) return false;
+  out.assign((const char32_t*)v.data(), v.size());
+  return true;
+}
+
+// Runs f() (which may throw SpmError or bad_alloc) with the GIL released when big;
+// false with a Python exception set on failure.
+template <class F>
+bool run_released(bool big, F&& f) {
+  std::string err;
+  int kind = 0;  // 1 = format error, 2 = out of memory
+  auto body = [&] {
+    try {
+      f();
+    } catch (const tf_spm::SpmError& e) {
+      kind = 1;
+      try { err = e.msg; } catch (...) { kind = 2; }
+    } catch (const std::bad_alloc&) {
+      kind = 2;
+    }
+  };
+  if (big) {
+    Py_BEGIN_ALLOW_THREADS
+    body();
+    Py_END_ALLOW_THREADS
+  } else {
+    body();
+  }
+  if (kind == 1) { set_format_error(err); return false; }
+  if (kind == 2) { PyErr_NoMemory(); return false; }
+  return true;
+}
+
+// --- SpmNormalizer ---------------------------------------------------------------------
+
+struct SpmNormalizerObject {
+  PyObject_HEAD
+  tf_spm::Normalizer* impl;
+};
+
+inline int SpmNormalizer_init(SpmNormalizerObject* self, PyObject* args, PyObject* kwds) {
+  static const char* kwlist[] = {"charsmap", "add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces",
+                                 "user_defined", nullptr};
+  Py_buffer blob;
+  int adp, rew, esc;
+  PyObject* udf;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*pppO", (char**)kwlist, &blob, &adp, &rew, &esc, &udf)) return -1;
+  if (self->impl) {  // immutable: a second __init__ changes nothing
+    PyBuffer_Release(&blob);
+    return 0;
+  }
+  std::vector<U32> symbols;
+  PyObject* seq = PySequence_Fast(udf, "user_defined must be a sequence of str");
+  if (!seq) { PyBuffer_Release(&blob); return -1; }
+  bool ok = true;
+  try {
+    for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(seq) && ok; ++k) {
+      U32 s;
+      ok = u32_string_of(PySequence_Fast_GET_ITEM(seq, k), s);
+      if (ok && s.empty()) {
+        PyErr_SetString(PyExc_ValueError, "user-defined symbols must be non-empty strings");
+        ok = false;
+      }
+      if (ok) symbols.push_back(std::move(s));
+    }
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    ok = false;
+  }
+  Py_DECREF(seq);
+  if (!ok) { PyBuffer_Release(&blob); return -1; }
+  tf_spm::Normalizer* impl = nullptr;
+  bool done = run_released(false, [&] {
+    impl = new tf_spm::Normalizer((const uint8_t*)blob.buf, (size_t)blob.len, adp != 0, rew != 0, esc != 0,
+                                  std::move(symbols));
+  });
+  PyBuffer_Release(&blob);
+  if (!done) return -1;
+  self->impl = impl;
+  return 0;
+}
+
+inline void SpmNormalizer_dealloc(SpmNormalizerObject* self) {
+  delete self->impl;
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+inline bool normalizer_ready(SpmNormalizerObject* self) {
+  if (!self->impl) {
+    PyErr_SetString(PyExc_ValueError, "SpmNormalizer is not initialised");
+    return false;
+  }
+  return true;
+}
+
+// normalize(text: str) -> str
+inline PyObject* SpmNormalizer_normalize(SpmNormalizerObject* self, PyObject* arg) {
+  if (!normalizer_ready(self)) return nullptr;
+  std::vector<uint32_t> text;
+  U32 out;
+  try {
+    if (!u32_of(arg, text)) return nullptr;
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  }
+  const tf_spm::Normalizer& impl = *self->impl;
+  if (!run_released(text.size() >= tf_spm::RELEASE_GIL_AT, [&] { impl.normalize(text.data(), text.size(), out); }))
+    return nullptr;
+  return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out.data(), (Py_ssize_t)out.size());
+}
+
+inline PyMethodDef SpmNormalizer_methods[] = {
+    {"normalize", (PyCFunction)SpmNormalizer_normalize, METH_O, "sentencepiece's normalization of a str."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+inline PyTypeObject SpmNormalizerType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// --- SpmBPE ----------------------------------------------------------------------------
+
+struct SpmBPEObject {
+  PyObject_HEAD
+  tf_spm::BPE* impl;
+  std::vector<PyObject*>* ints;  // id -> a shared int object
+};
+
+inline int SpmBPE_init(SpmBPEObject* self, PyObject* args, PyObject* kwds) {
+  static const char* kwlist[] = {"pieces", "scores", "types", "unk_id", "byte_ids", nullptr};
+  PyObject *pieces, *scores, *types, *byte_ids;
+  int unk_id;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOiO", (char**)kwlist, &pieces, &scores, &types, &unk_id, &byte_ids))
+    return -1;
+  if (self->impl) return 0;
+  std::vector<U32> p;
+  std::vector<double> s;
+  std::vector<int> t;
+  std::vector<int32_t> b;
+  PyObject *ps = nullptr, *ss = nullptr, *ts = nullptr, *bs = nullptr;
+  bool ok = false;
+  try {
+    ps = PySequence_Fast(pieces, "pieces must be a sequence of str");
+    ss = ps ? PySequence_Fast(scores, "scores must be a sequence of float") : nullptr;
+    ts = ss ? PySequence_Fast(types, "types must be a sequence of int") : nullptr;
+    if (ts && byte_ids != Py_None) bs = PySequence_Fast(byte_ids, "byte_ids must be None or a sequence of int");
+    if (ts && (byte_ids == Py_None || bs)) {
+      ok = true;
+      for (Py_ssize_t k = 0; ok && k < PySequence_Fast_GET_SIZE(ps); ++k) {
+        U32 x;
+        ok = u32_string_of(PySequence_Fast_GET_ITEM(ps, k), x);
+        if (ok) p.push_back(std::move(x));
+      }
+      for (Py_ssize_t k = 0; ok && k < PySequence_Fast_GET_SIZE(ss); ++k) {
+        double d = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(ss, k));
+        ok = !(d == -1.0 && PyErr_Occurred());
+        s.push_back(d);
+      }
+      for (Py_ssize_t k = 0; ok && k < PySequence_Fast_GET_SIZE(ts); ++k) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(ts, k));
+        ok = !(v == -1 && PyErr_Occurred());
+        t.push_back((int)v);
+      }
+      for (Py_ssize_t k = 0; ok && bs && k < PySequence_Fast_GET_SIZE(bs); ++k) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(bs, k));
+        ok = !(v == -1 && PyErr_Occurred());
+        b.push_back((int32_t)v);
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    ok = false;
+  }
+  Py_XDECREF(ps);
+  Py_XDECREF(ss);
+  Py_XDECREF(ts);
+  Py_XDECREF(bs);
+  if (!ok) return -1;
+  tf_spm::BPE* impl = nullptr;
+  std::string err;
+  try {
+    impl = new tf_spm::BPE(std::move(p), std::move(s), std::move(t), unk_id, std::move(b));
+  } catch (const tf_spm::SpmError& e) {
+    PyErr_SetString(PyExc_ValueError, e.msg.c_str());
+    return -1;
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  self->impl = impl;
+  self->ints = new (std::nothrow) std::vector<PyObject*>();
+  if (!self->ints) { PyErr_NoMemory(); return -1; }
+  return 0;
+}
+
+inline void SpmBPE_dealloc(SpmBPEObject* self) {
+  if (self->ints) {
+    for (PyObject* o : *self->ints) Py_XDECREF(o);
+    delete self->ints;
+  }
+  delete self->impl;
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+inline bool run_bpe(SpmBPEObject* self, PyObject* arg, std::vector<tf_spm::Token>& out) {
+  if (!self->impl) {
+    PyErr_SetString(PyExc_ValueError, "SpmBPE is not initialised");
+    return false;
+  }
+  std::vector<uint32_t> text;
+  try {
+    if (!u32_of(arg, text)) return false;
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    return false;
+  }
+  const tf_spm::BPE& impl = *self->impl;
+  return run_released(text.size() >= tf_spm::RELEASE_GIL_AT, [&] { impl.tokenize(text.data(), text.size(), out); });
+}
+
+// A list of ids, one shared int object per id (as CoreBPE's list_of_ids).
+inline PyObject* SpmBPE_list_of_ids(SpmBPEObject* self, const std::vector<tf_spm::Token>& toks) {
+  std::vector<PyObject*>& cache = *self->ints;
+  if (cache.empty()) cache.assign(self->impl->size(), nullptr);
+  PyObject* list = PyList_New((Py_ssize_t)toks.size());
+  if (!list) return nullptr;
+  for (size_t k = 0; k < toks.size(); ++k) {
+    size_t id = (size_t)toks[k].id;
+    PyObject* o = id < cache.size() ? cache[id] : nullptr;
+    if (!o) {
+      o = PyLong_FromSize_t(id);
+      if (!o) { Py_DECREF(list); return nullptr; }
+      if (id < cache.size()) cache[id] = o;
+      else { PyList_SET_ITEM(list, (Py_ssize_t)k, o); continue; }
+    }
+    Py_INCREF(o);
+    PyList_SET_ITEM(list, (Py_ssize_t)k, o);
+  }
+  return list;
+}
+
+// encode(text: str) -> list[int]
+inline PyObject* SpmBPE_encode(SpmBPEObject* self, PyObject* arg) {
+  std::vector<tf_spm::Token> out;
+  if (!run_bpe(self, arg, out)) return nullptr;
+  return SpmBPE_list_of_ids(self, out);
+}
+
+// tokenize(text: str) -> list[tuple[int, int, int]]: (id, start, end) in code points
+inline PyObject* SpmBPE_tokenize(SpmBPEObject* self, PyObject* arg) {
+  std::vector<tf_spm::Token> out;
+  if (!run_bpe(self, arg, out)) return nullptr;
+  PyObject* list = PyList_New((Py_ssize_t)out.size());
+  if (!list) return nullptr;
+  for (size_t k = 0; k < out.size(); ++k) {
+    PyObject* t = Py_BuildValue("(iII)", out[k].id, out[k].start, out[k].end);
+    if (!t) { Py_DECREF(list); return nullptr; }
+    PyList_SET_ITEM(list, (Py_ssize_t)k, t);
+  }
+  return list;
+}
+
+inline PyMethodDef SpmBPE_methods[] = {
+    {"encode", (PyCFunction)SpmBPE_encode, METH_O, "Ids of a normalized text (sentencepiece BPE)."},
+    {"tokenize", (PyCFunction)SpmBPE_tokenize, METH_O, "(id, start, end) of a normalized text."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+inline PyTypeObject SpmBPEType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// Readies both types and adds them to module m; -1 with an exception set on failure.
+inline int add_types(PyObject* m) {
+  SpmNormalizerType.tp_name = "tokenforge._core.SpmNormalizer";
+  SpmNormalizerType.tp_basicsize = sizeof(SpmNormalizerObject);
+  SpmNormalizerType.tp_flags = Py_TPFLAGS_DEFAULT;
+  SpmNormalizerType.tp_doc =
+      "SpmNormalizer(charsmap, add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces, user_defined): "
+      "sentencepiece's normalizer.";
+  SpmNormalizerType.tp_new = PyType_GenericNew;
+  SpmNormalizerType.tp_init = (initproc)SpmNormalizer_init;
+  SpmNormalizerType.tp_dealloc = (destructor)SpmNormalizer_dealloc;
+  SpmNormalizerType.tp_methods = SpmNormalizer_methods;
+  SpmBPEType.tp_name = "tokenforge._core.SpmBPE";
+  SpmBPEType.tp_basicsize = sizeof(SpmBPEObject);
+  SpmBPEType.tp_flags = Py_TPFLAGS_DEFAULT;
+  SpmBPEType.tp_doc = "SpmBPE(pieces, scores, types, unk_id, byte_ids): sentencepiece's BPE by piece score.";
+  SpmBPEType.tp_new = PyType_GenericNew;
+  SpmBPEType.tp_init = (initproc)SpmBPE_init;
+  SpmBPEType.tp_dealloc = (destructor)SpmBPE_dealloc;
+  SpmBPEType.tp_methods = SpmBPE_methods;
+  if (PyType_Ready(&SpmNormalizerType) < 0 || PyType_Ready(&SpmBPEType) < 0) return -1;
+  Py_INCREF(&SpmNormalizerType);
+  if (PyModule_AddObject(m, "SpmNormalizer", (PyObject*)&SpmNormalizerType) < 0) {
+    Py_DECREF(&SpmNormalizerType);
+    return -1;
+  }
+  Py_INCREF(&SpmBPEType);
+  if (PyModule_AddObject(m, "SpmBPE", (PyObject*)&SpmBPEType) < 0) {
+    Py_DECREF(&SpmBPEType);
+    return -1;
+  }
+  return 0;
+}
+
+}  // namespace tf_spm_py
