@@ -132,7 +132,10 @@ def fuzz_unigram_viterbi(data: bytes) -> None:
     if fdp.ConsumeBool():
         types = [[1, 2, 3, 4, 5, 6][fdp.ConsumeIntInRange(0, 5)] for _ in pieces]
     unk_id = 0 if fdp.ConsumeBool() else None
-    nat = _Unigram(pieces, unk_id=unk_id, types=types, backend="native")
+    try:
+        nat = _Unigram(pieces, unk_id=unk_id, types=types, backend="native")
+    except UnicodeEncodeError:  # KNOWN_UNIGRAM: a user-defined piece with a lone surrogate
+        return
     ref = _Unigram(pieces, unk_id=unk_id, types=types, backend="python")
     for _ in range(fdp.ConsumeIntInRange(1, 3)):
         text = _text(fdp, _UNI_CHARS, 0, 400 if fdp.ConsumeBool() else 12)
@@ -325,20 +328,24 @@ def fuzz_unigram_hostile(data: bytes) -> None:
                      for _ in range(nscore)], dtype=_np.float64).tobytes()
     if fdp.ConsumeBool():  # an unaligned buffer
         buf = memoryview(b"\x00" + buf)[1:]
-    evil_list: list = [1.0, 2.0, 3.0]
+    evil_f: list = [1.0, 2.0, 3.0]  # lists whose own items mutate them when converted
+    evil_f[0] = _Evil(evil_f)
+    evil_i: list = [1, 1, 1]
+    evil_i[0] = _Evil(evil_i)
+    evil_k: list = [1, 2, 3]
+    evil_k[1] = _Evil(evil_k)
     calls = [
         lambda: _C.unigram_model(pieces, scores, -10.0),
         lambda: _C.unigram_model(pieces, scores[:-1], -10.0),
         lambda: _C.unigram_model(pieces, [_junk(fdp, model, corpus) for _ in pieces], _junk(fdp, model, corpus)),
         lambda: _C.unigram_model([_junk(fdp, model, corpus) for _ in range(3)], [0.0] * 3, 0.0),
-        lambda: _C.unigram_model(["a", "b", "c"], [_Evil(evil_list), 1.0, 2.0], 0.0),
-        lambda: _C.unigram_model(["a", "b", "c"], evil_list[:1] + [_Evil(evil_list)] + evil_list, 0.0),
+        lambda: _C.unigram_model(["a", "b", "c"], evil_f, 0.0),
         lambda: _C.unigram_rescore(model, buf, _SCORES[fdp.ConsumeIntInRange(0, len(_SCORES) - 1)]),
         lambda: _C.unigram_rescore(_junk(fdp, model, corpus), buf, 0.0),
         lambda: _C.unigram_corpus(words, freqs),
         lambda: _C.unigram_corpus(words, freqs[:-1]),
         lambda: _C.unigram_corpus([_junk(fdp, model, corpus)], [_junk(fdp, model, corpus)]),
-        lambda: _C.unigram_corpus(["a", "b", "c"], [_Evil(evil_list), 1, 1]),
+        lambda: _C.unigram_corpus(["a", "b", "c"], evil_i),
         lambda: _C.unigram_viterbi(model, _text(fdp, _UNI_CHARS, 0, 50)),
         lambda: _C.unigram_viterbi(_junk(fdp, model, corpus), _junk(fdp, model, corpus)),
         lambda: _C.unigram_estep(model, corpus, t),
@@ -354,7 +361,7 @@ def fuzz_unigram_hostile(data: bytes) -> None:
                                 fdp.ConsumeBool(), fdp.ConsumeBool(), [0, 5, 2**62, -1][fdp.ConsumeIntInRange(0, 3)], t),
         lambda: _C.unigram_seed(corpus, 3, [_junk(fdp, model, corpus)], [0], b"\x00", False, False, 5, t),
         lambda: _C.unigram_seed(corpus, 3, [5, 3], [0, 0], b"\x00\x00", False, False, 5),
-        lambda: _C.unigram_seed(corpus, 3, [_Evil(evil_list), 1, 2], evil_list[:3], b"\x00\x00\x00", True, True, 5),
+        lambda: _C.unigram_seed(corpus, 3, evil_k, [0, 0, 0], b"\x00\x00\x00", True, True, 5),
         lambda: _C.unigram_seed(model, 3, [], [], b"", False, False, 5),
     ]
     for _ in range(fdp.ConsumeIntInRange(1, 6)):
@@ -371,6 +378,10 @@ def fuzz_unigram_hostile(data: bytes) -> None:
 
 
 # WordPiece training --------------------------------------------------------------------------------
+
+KNOWN_UNIGRAM = """models/unigram.py scores a user-defined piece by its UTF-8 length with 'strict':
+a user-defined piece holding a lone surrogate raises UnicodeEncodeError in Unigram() (both
+backends alike; reported, not in this file's scope)."""
 
 KNOWN = """trainers/wordpiece.py encodes tokens with UTF-8 'strict' before calling the core: a word or
 prefix with a lone surrogate raises UnicodeEncodeError on the native path only (reported; not in

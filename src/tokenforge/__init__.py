@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from .decoders import StreamDecoder
-from .encodings import get_encoding, list_encodings
+from .encodings import encoding_for_model, encoding_name_for_model, get_encoding, list_encodings
 from .errors import (
     DecodeError,
     EncodeInputError,
@@ -64,6 +64,8 @@ __all__ = [
     "UnknownTokenError",
     "WordPiece",
     "bert_wordpiece",
+    "encoding_for_model",
+    "encoding_name_for_model",
     "get_encoding",
     "list_encodings",
     "load",

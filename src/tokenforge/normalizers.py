@@ -103,6 +103,7 @@ from typing import Any
 
 import regex
 
+from . import _native
 from .errors import EncodeInputError, FileFormatError, UnknownEncodingError
 
 __all__ = [
@@ -1278,6 +1279,20 @@ class SentencePieceNormalizer(Normalizer):
         self._udf_first = {s[0] for s in self.user_defined_symbols}
         self._udf_max = max((len(s) for s in self.user_defined_symbols), default=0)
         self._table = _CharTable(self._single)
+        self._native: Any = None
+
+    def _core_normalizer(self) -> Any:
+        """The native twin (``_core.SpmNormalizer``), or ``None`` on the Python backend."""
+        core = _native.core()
+        if core is None:
+            return None
+        nat = self._native
+        if nat is None:
+            nat = self._native = core.SpmNormalizer(
+                self.charsmap.blob, self.add_dummy_prefix, self.remove_extra_whitespaces,
+                self.escape_whitespaces, list(self.user_defined_symbols),
+            )
+        return nat
 
     def _prefix(self, text: str, i: int) -> tuple[str, int]:
         """Normalize the longest matching prefix of ``text[i:]``: (output, characters consumed)."""
@@ -1383,6 +1398,13 @@ class SentencePieceNormalizer(Normalizer):
     def normalize_str(self, text: str) -> str:
         if not text:
             return ""
+        nat = self._core_normalizer()
+        if nat is not None:
+            return nat.normalize(text)
+        return self._normalize_str_py(text)
+
+    def _normalize_str_py(self, text: str) -> str:
+        """The pure-Python :meth:`normalize_str` (the reference of the native one)."""
         if not self._no_multi_char_rule(text):
             return self._run(text, False)[0]
         # fast path: per-character rules, then sentencepiece's white-space handling

@@ -86,7 +86,7 @@ class Tokenizer:
         if isinstance(pre_tokenizer, str):
             pre_tokenizer = RegexSplit(pre_tokenizer)
         specials = SpecialTokens(special_tokens)
-        decoder: dict[int, bytes] = dict(model.vocab)
+        decoder: dict[int, bytes] = model._vocab.copy()
         for tok, i in specials.ids.items():
             if i in decoder:
                 raise SpecialTokenError(
@@ -109,7 +109,7 @@ class Tokenizer:
             scanner = -1
             if pre_tokenizer is not None and pre_tokenizer.name in _native.SCANNERS:
                 scanner = _native.SCANNERS[pre_tokenizer.name]
-            self._core = native.CoreBPE(dict(model.ranks), decoder, scanner)
+            self._core = native.CoreBPE(model._ranks, decoder, scanner)  # the core copies what it needs
             self._native_split = scanner >= 0
 
     # ------------------------------------------------------------------ info

@@ -444,6 +444,14 @@ class BPE {
       }
       if (t == SP_UNUSED) has_unused_ = true;
     }
+    split_ok_ = !has_unused_ && !user_max_;
+    for (size_t i = 0; i < n && split_ok_; ++i) {
+      int t = types_[i];
+      if (!(t == SP_NORMAL || t == SP_USER_DEFINED || t == SP_UNUSED)) continue;
+      const U32& p = pieces_[i];
+      for (size_t k = 1; k < p.size(); ++k)
+        if (p[k] == 0x2581) before_ws_.insert((uint32_t)p[k - 1]);
+    }
     // what a mergeable piece emits (PieceToId looks up reserved pieces first)
     emit_id_.resize(n);
     for (size_t i = 0; i < n; ++i) {
@@ -455,7 +463,54 @@ class BPE {
 
   size_t size() const { return pieces_.size(); }
 
+  // Tokens of text, code-point offsets. Without UNUSED and USER_DEFINED pieces the text is
+  // cut before every U+2581 whose preceding character never precedes U+2581 inside a
+  // piece: no merge spans such a cut, so the parts (about words) merge independently and
+  // repeated ones are merged once per call.
   void tokenize(const uint32_t* text, size_t n, std::vector<Token>& out) const {
+    out.clear();
+    if (!split_ok_) {
+      merge(text, n, out);
+      return;
+    }
+    std::unordered_map<U32View, std::vector<Token>> memo;
+    std::vector<Token> part;
+    size_t start = 0;
+    while (start < n) {
+      size_t end = start + 1;
+      while (end < n && !(text[end] == 0x2581 && !before_ws_.count(text[end - 1]))) ++end;
+      const std::vector<Token>* toks;
+      if (end - start <= MEMO_PART) {
+        U32View key((const char32_t*)text + start, end - start);
+        auto it = memo.find(key);
+        if (it == memo.end()) {
+          if (memo.size() >= MEMO_MAX) memo.clear();
+          it = memo.emplace(key, std::vector<Token>()).first;
+          merge(text + start, end - start, it->second);
+        }
+        toks = &it->second;
+      } else {
+        merge(text + start, end - start, part);
+        toks = &part;
+      }
+      size_t k = 0;
+      if (byte_ids_.empty() && !out.empty() && !toks->empty() && (*toks)[0].id == unk_id_ && out.back().id == unk_id_) {
+        out.back().end = (uint32_t)start + (*toks)[0].end;
+        k = 1;
+      }
+      for (; k < toks->size(); ++k) {
+        const Token& t = (*toks)[k];
+        out.push_back(Token{t.id, (uint32_t)start + t.start, (uint32_t)start + t.end});
+      }
+      start = end;
+    }
+  }
+
+ private:
+  static constexpr size_t MEMO_PART = 64, MEMO_MAX = 1 << 16;
+
+  // _sp_merge: the whole of text as one sequence of symbols.
+  void merge(const uint32_t* text, size_t n, std::vector<Token>& out) const {
     out.clear();
     if (n == 0) return;
     // symbols: user-defined pieces (longest match) or one character
@@ -557,7 +612,6 @@ class BPE {
     }
   }
 
- private:
   struct Cand {
     double neg_score;
     int64_t left, right, size;
@@ -644,7 +698,8 @@ class BPE {
   std::unordered_set<uint32_t> user_first_;
   std::vector<int32_t> emit_id_;
   size_t max_len_ = 0, user_max_ = 0;
-  bool has_unused_ = false;
+  bool has_unused_ = false, split_ok_ = false;
+  std::unordered_set<uint32_t> before_ws_;  // characters c with c + U+2581 inside a mergeable piece
 };
 
 }  // namespace tf_spm

@@ -26,7 +26,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <cstring>
+#include <exception>
 #include <new>
+#include <stdexcept>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -109,6 +112,10 @@ struct Model {
   float unk_score = 0;          // score of an unknown-character node
   size_t max_len = 0;           // longest piece, in code points
   std::vector<int32_t> root;    // trie children of the root, by code point (a direct table)
+  // Passes running with the GIL released (changed only with the GIL held). unigram_rescore
+  // refuses to change the scores under them: another Python thread could otherwise resize
+  // `absent` while a pass reads it (a use-after-free found by fuzz_unigram_hostile's review).
+  int busy = 0;
 
   int32_t id_at(int32_t node) const {
     const int32_t id = trie.value(node);
@@ -205,6 +212,33 @@ inline bool viterbi(const Model& m, const uint32_t* s, size_t n, std::vector<int
   return true;
 }
 
+// Errors of a pass that become Python exceptions (not out of memory): a NaN (from +-inf
+// scores, as the Python twin's int(nan) raises ValueError) or a value past int64 (OverflowError,
+// where the twin raises it or would have wrapped silently in its int64 numpy sums).
+struct NotANumber : std::domain_error {
+  using std::domain_error::domain_error;
+};
+struct Overflow : std::overflow_error {
+  using std::overflow_error::overflow_error;
+};
+
+// llround(x) as int64, or throw: llround of NaN, +-inf or a value past int64 is unspecified
+// (x86 returns INT64_MIN), which gave silently wrong expected counts.
+inline int64_t fixed_round(double x) {
+  if (std::isnan(x)) throw NotANumber("unigram: NaN in the E-step (infinite scores?)");
+  if (!(x > -9223372036854775808.0 && x < 9223372036854775808.0))
+    throw Overflow("unigram: an expected count does not fit int64 (2^-24 units)");
+  return (int64_t)std::llround(x);
+}
+inline void add_checked(int64_t& acc, int64_t d) {
+  if (__builtin_add_overflow(acc, d, &acc)) throw Overflow("unigram: a count does not fit int64");
+}
+inline int64_t mul_checked(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) throw Overflow("unigram: a count does not fit int64");
+  return r;
+}
+
 struct Corpus {
   std::vector<uint32_t> chars;  // all words, back to back
   std::vector<size_t> offsets;  // word k is chars[offsets[k]:offsets[k+1]]
@@ -264,9 +298,9 @@ inline void estep_range(const Model& m, const Corpus& c, size_t lo, size_t hi, s
     for (const Node& v : nodes) {
       if (v.id < 0) continue;
       const double p = freq * std::exp(alpha[v.start] + v.score + beta[v.end] - z);
-      expected[(size_t)v.id] += (int64_t)std::llround(p * kFixedScale);
+      add_checked(expected[(size_t)v.id], fixed_round(p * kFixedScale));
     }
-    objective += (int64_t)std::llround(freq * z * kFixedScale);
+    add_checked(objective, fixed_round(freq * z * kFixedScale));
   }
 }
 
@@ -280,8 +314,8 @@ inline void viterbi_counts_range(const Model& m, const Corpus& c, size_t lo, siz
     const size_t n = c.offsets[k + 1] - c.offsets[k];
     viterbi(m, s, n, ids, starts);
     for (int32_t id : ids)
-      if (id >= 0) counts[(size_t)id] += c.freqs[k];
-    ntokens += (int64_t)ids.size() * c.freqs[k];
+      if (id >= 0) add_checked(counts[(size_t)id], c.freqs[k]);
+    add_checked(ntokens, mul_checked((int64_t)ids.size(), c.freqs[k]));
   }
 }
 
@@ -291,7 +325,12 @@ inline void viterbi_counts_range(const Model& m, const Corpus& c, size_t lo, siz
 template <class Fn>
 void run_sliced(const Corpus& c, size_t width, int threads, Fn fn, std::vector<int64_t>& out, int64_t& scalar) {
   const size_t nwords = c.size();
+  // At most kMaxThreads (each slice holds a `width` accumulator; the result does not depend on
+  // the count): num_threads = 2^31 - 1 on a big corpus used to start threads until creation
+  // failed, and the std::system_error unwound past joinable threads: std::terminate.
+  constexpr int kMaxThreads = 64;
   if (threads < 1) threads = 1;
+  if (threads > kMaxThreads) threads = kMaxThreads;
   if ((size_t)threads > nwords) threads = nwords > 0 ? (int)nwords : 1;
   std::vector<size_t> cut((size_t)threads + 1, nwords);
   cut[0] = 0;
@@ -303,26 +342,37 @@ void run_sliced(const Corpus& c, size_t width, int threads, Fn fn, std::vector<i
   }
   std::vector<std::vector<int64_t>> acc((size_t)threads, std::vector<int64_t>(width, 0));
   std::vector<int64_t> scal((size_t)threads, 0);
-  std::vector<char> failed((size_t)threads, 0);
+  // each slice's exception is kept and the first one rethrown after every thread has joined
+  // (it used to become bad_alloc: an E-step NaN or overflow would read as out of memory)
+  std::vector<std::exception_ptr> failed((size_t)threads);
   auto work = [&](int t) {
     try {
       const size_t lo = cut[(size_t)t], hi = cut[(size_t)t + 1];
       fn(lo, hi, acc[(size_t)t], scal[(size_t)t]);
     } catch (...) {
-      failed[(size_t)t] = 1;
+      failed[(size_t)t] = std::current_exception();
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  pool.reserve((size_t)threads);
+  int started = 1;
+  for (; started < threads; ++started) {
+    try {
+      pool.emplace_back(work, started);
+    } catch (const std::system_error&) {  // no more threads: the rest run here
+      break;
+    }
+  }
+  for (int t = started; t < threads; ++t) work(t);
   work(0);
   for (auto& th : pool) th.join();
-  for (char f : failed)
-    if (f) throw std::bad_alloc();
+  for (auto& f : failed)
+    if (f) std::rethrow_exception(f);
   out.assign(width, 0);
   scalar = 0;
   for (int t = 0; t < threads; ++t) {
-    for (size_t i = 0; i < width; ++i) out[i] += acc[(size_t)t][i];
-    scalar += scal[(size_t)t];
+    for (size_t i = 0; i < width; ++i) add_checked(out[i], acc[(size_t)t][i]);
+    add_checked(scalar, scal[(size_t)t]);
   }
 }
 

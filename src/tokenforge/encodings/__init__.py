@@ -124,8 +124,74 @@ def get_encoding(name: str) -> "Tokenizer":
             from ..tokenizer import Tokenizer
 
             ranks = parse_ranks(rank_file_bytes(spec), f"{spec.rank_file}.tiktoken")
-            tok = Tokenizer(BPE.from_ranks(ranks), pre_tokenizer=spec.pattern, special_tokens=spec.special_tokens, name=name)
+            tok = Tokenizer(BPE._from_parsed_ranks(ranks), pre_tokenizer=spec.pattern, special_tokens=spec.special_tokens, name=name)
             if spec.explicit_n_vocab is not None and tok.n_vocab != spec.explicit_n_vocab:
                 raise FileFormatError(f"{name}: n_vocab is {tok.n_vocab}, expected {spec.explicit_n_vocab}")
             _loaded[name] = tok
         return tok
+
+
+# Which encoding each OpenAI model uses (the same table as tiktoken's model.py).
+_MODELS_BY_ENCODING: dict[str, tuple[str, ...]] = {
+    "o200k_base": ("o1", "o3", "o4-mini", "gpt-5", "gpt-4.1", "gpt-4o"),
+    "cl100k_base": (
+        "gpt-4", "gpt-3.5-turbo", "gpt-3.5", "gpt-35-turbo", "davinci-002", "babbage-002",
+        "text-embedding-ada-002", "text-embedding-3-small", "text-embedding-3-large",
+    ),
+    "p50k_base": (
+        "text-davinci-003", "text-davinci-002", "code-davinci-002", "code-davinci-001", "code-cushman-002",
+        "code-cushman-001", "davinci-codex", "cushman-codex",
+    ),
+    "p50k_edit": ("text-davinci-edit-001", "code-davinci-edit-001"),
+    "r50k_base": (
+        "text-davinci-001", "text-curie-001", "text-babbage-001", "text-ada-001", "davinci", "curie", "babbage", "ada",
+        "text-similarity-davinci-001", "text-similarity-curie-001", "text-similarity-babbage-001",
+        "text-similarity-ada-001", "text-search-davinci-doc-001", "text-search-curie-doc-001",
+        "text-search-babbage-doc-001", "text-search-ada-doc-001", "code-search-babbage-code-001",
+        "code-search-ada-code-001",
+    ),
+    "gpt2": ("gpt2", "gpt-2"),
+}
+MODEL_TO_ENCODING: dict[str, str] = {m: enc for enc, models in _MODELS_BY_ENCODING.items() for m in models}
+#: Model-name prefixes (versioned and fine-tuned models), checked in this order.
+MODEL_PREFIX_TO_ENCODING: dict[str, str] = {
+    "o1-": "o200k_base", "o3-": "o200k_base", "o4-mini-": "o200k_base", "gpt-5": "o200k_base",
+    "gpt-4.5-": "o200k_base", "gpt-4.1-": "o200k_base", "chatgpt-4o-": "o200k_base", "gpt-4o-": "o200k_base",
+    "gpt-4-": "cl100k_base", "gpt-3.5-turbo-": "cl100k_base", "gpt-35-turbo-": "cl100k_base",
+    "gpt-oss-": "o200k_harmony",
+    "ft:gpt-4o": "o200k_base", "ft:gpt-4": "cl100k_base", "ft:gpt-3.5-turbo": "cl100k_base",
+    "ft:davinci-002": "cl100k_base", "ft:babbage-002": "cl100k_base",
+}
+
+
+def encoding_name_for_model(model_name: str) -> str:
+    """The name of the encoding an OpenAI model uses.
+
+    >>> encoding_name_for_model("gpt-4o-mini-2024-07-18")
+    'o200k_base'
+    >>> encoding_name_for_model("text-embedding-3-small")
+    'cl100k_base'
+    """
+    if model_name in MODEL_TO_ENCODING:
+        return MODEL_TO_ENCODING[model_name]
+    for prefix, name in MODEL_PREFIX_TO_ENCODING.items():
+        if model_name.startswith(prefix):
+            return name
+    raise UnknownEncodingError(
+        f"no known encoding for model {model_name!r}; use get_encoding() with one of {', '.join(ENCODINGS)}"
+    )
+
+
+def encoding_for_model(model_name: str) -> "Tokenizer":
+    """The encoding an OpenAI model uses, offline (``tiktoken.encoding_for_model``).
+
+    >>> encoding_for_model("gpt-4").name
+    'cl100k_base'
+    """
+    name = encoding_name_for_model(model_name)
+    if name not in ENCODINGS:
+        raise UnknownEncodingError(
+            f"model {model_name!r} uses the encoding {name!r}, which tokenforge does not ship "
+            f"(shipped: {', '.join(ENCODINGS)})"
+        )
+    return get_encoding(name)

@@ -167,7 +167,7 @@ def load(
             path=p,
         )
     specials = _specials_for_ranks(special_tokens, ranks)
-    return Tokenizer(BPE.from_ranks(ranks), pre_tokenizer=pattern, special_tokens=specials, name=name or p.stem)
+    return Tokenizer(BPE._from_parsed_ranks(ranks), pre_tokenizer=pattern, special_tokens=specials, name=name or p.stem)
 
 
 def _load_pipeline(p: Path, fmt: str, name: str | None, lowercase: bool | None):

@@ -18,7 +18,30 @@ from ..models.bpe import BPE
 
 
 def parse_ranks(data: bytes, path: object = "<rank file>") -> dict[bytes, int]:
-    """Parse rank-file contents into ``{token_bytes: rank}``."""
+    """Parse rank-file contents into ``{token_bytes: rank}``.
+
+    A well-formed file takes one pass of C-level calls; anything odd (bad
+    base64, a missing field, a duplicate, a negative rank, blank lines) is
+    re-read line by line to name the line and the problem.
+    """
+    try:
+        a2b = binascii.a2b_base64
+        ranks = {a2b(tok, strict_mode=True): int(rank) for tok, rank in (line.split() for line in data.splitlines())}
+        n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        if (
+            ranks
+            and len(ranks) == n_lines
+            and b"" not in ranks
+            and min(ranks.values()) >= 0
+            and len(set(ranks.values())) == len(ranks)
+        ):
+            return ranks
+    except (ValueError, binascii.Error, TypeError):
+        pass
+    return _parse_ranks_checked(data, path)
+
+
+def _parse_ranks_checked(data: bytes, path: object) -> dict[bytes, int]:
     ranks: dict[bytes, int] = {}
     seen_ranks: dict[int, int] = {}
     for lineno, line in enumerate(data.splitlines(), 1):

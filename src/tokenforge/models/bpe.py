@@ -32,8 +32,9 @@ from __future__ import annotations
 import heapq
 import random
 from types import MappingProxyType
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
+from .. import _native
 from ..errors import EncodeInputError, FileFormatError, UnknownTokenError
 
 #: Ids are stored as 32-bit values (one value is reserved as "no token").
@@ -175,12 +176,29 @@ class BPE:
     @classmethod
     def from_ranks(cls, ranks: Mapping[bytes, int]) -> "BPE":
         """Build from tiktoken-style ``{token_bytes: rank}``."""
-        vocab: dict[int, bytes] = {}
-        for tok, r in ranks.items():
-            if r in vocab:
-                raise FileFormatError(f"rank {r} is given to both {vocab[r]!r} and {tok!r}")
-            vocab[r] = tok
+        vocab = {r: tok for tok, r in ranks.items()}
+        if len(vocab) != len(ranks):
+            seen: dict[int, bytes] = {}
+            for tok, r in ranks.items():
+                if r in seen:
+                    raise FileFormatError(f"rank {r} is given to both {seen[r]!r} and {tok!r}")
+                seen[r] = tok
         return cls(vocab)
+
+    @classmethod
+    def _from_parsed_ranks(cls, ranks: dict[bytes, int]) -> "BPE":
+        """``from_ranks`` for a dict that :func:`~tokenforge.formats.tiktoken.parse_ranks`
+        just made (non-empty bytes, distinct non-negative int ranks) and that nobody
+        else holds: the load path of every rank file, so the per-entry checks and
+        copies of ``__init__`` are skipped."""
+        if max(ranks.values()) >= MAX_ID or any(_SINGLE_BYTES[b] not in ranks for b in range(256)):
+            return cls.from_ranks(ranks)  # let __init__ say what is wrong
+        vocab = {r: tok for tok, r in ranks.items()}
+        obj = cls.__new__(cls)
+        obj._vocab = vocab if list(vocab) == sorted(vocab) else dict(sorted(vocab.items()))
+        obj._ranks = ranks
+        obj._merges = None
+        return obj
 
     # -- read-only views -------------------------------------------------
     @property
@@ -547,6 +565,7 @@ class PieceBPE:
         "seed",
         "_rng",
         "_cache",
+        "_native",
     )
 
     def __init__(
@@ -600,6 +619,7 @@ class PieceBPE:
         self.seed = seed
         self._rng = random.Random(seed)
         self._cache: dict[str, list[tuple[int, int, int]]] = {}
+        self._native: Any = None
 
     @classmethod
     def from_sentencepiece(
@@ -642,15 +662,17 @@ class PieceBPE:
         self.seed = seed
         self._rng = random.Random(seed)
         self._cache = {}
+        self._native = None
         return self
 
     def __getstate__(self) -> dict:
-        return {k: getattr(self, k) for k in self.__slots__ if k != "_cache"}
+        return {k: getattr(self, k) for k in self.__slots__ if k not in ("_cache", "_native")}
 
     def __setstate__(self, state: dict) -> None:
         for k, v in state.items():
             setattr(self, k, v)
         self._cache = {}
+        self._native = None
 
     # -- views ---------------------------------------------------------------
     @property
@@ -703,7 +725,24 @@ class PieceBPE:
         :class:`random.Random` to draw from (default: the model's own,
         seeded with ``seed``).
         """
+        if self._sp is not None and dropout is None and not self.dropout and isinstance(piece, str):
+            nat = self._core_sp()
+            if nat is not None:
+                return nat.encode(piece)
         return [t[0] for t in self.tokenize(piece, dropout=dropout, rng=rng)]
+
+    def _core_sp(self) -> Any:
+        """The native SentencePiece merge (``_core.SpmBPE``), or ``None`` on the Python backend."""
+        core = _native.core()
+        if core is None:
+            return None
+        nat = self._native
+        if nat is None:
+            sp = self._sp
+            assert sp is not None
+            pieces = [self._id_to_token[i] for i in range(len(sp.types))]
+            nat = self._native = core.SpmBPE(pieces, sp.scores, sp.types, sp.unk_id, sp.byte_ids)
+        return nat
 
     def tokenize(
         self, piece: str, dropout: float | None = None, rng: random.Random | None = None
@@ -721,6 +760,10 @@ class PieceBPE:
         if not piece:
             return []
         if self._sp is not None:
+            if p == 0.0:
+                nat = self._core_sp()
+                if nat is not None:
+                    return nat.tokenize(piece)
             return self._sp_tokenize(piece, p, rng)
         return self._hf_tokenize(piece, p, rng)
 

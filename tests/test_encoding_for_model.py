@@ -1,0 +1,34 @@
+"""Model names map to the encodings tiktoken gives them, offline."""
+
+from __future__ import annotations
+
+import pytest
+
+import tokenforge
+from tokenforge.encodings import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING
+from tokenforge.errors import UnknownEncodingError
+
+NAMES = list(MODEL_TO_ENCODING) + [
+    "gpt-4o-mini-2024-07-18", "gpt-4-0613", "gpt-3.5-turbo-0125", "ft:gpt-4o:org::id", "o1-preview",
+    "gpt-5-mini", "chatgpt-4o-latest", "gpt-4.1-nano", "ft:davinci-002:x", "gpt-35-turbo-16k",
+]
+
+
+def test_table_agrees_with_tiktoken():
+    model = pytest.importorskip("tiktoken.model")
+    assert MODEL_TO_ENCODING == model.MODEL_TO_ENCODING
+    assert MODEL_PREFIX_TO_ENCODING == model.MODEL_PREFIX_TO_ENCODING
+    for name in NAMES:
+        assert tokenforge.encoding_name_for_model(name) == model.encoding_name_for_model(name), name
+
+
+def test_encoding_for_model_returns_the_shipped_encoding():
+    assert tokenforge.encoding_for_model("gpt-4o") is tokenforge.get_encoding("o200k_base")
+    assert tokenforge.encoding_for_model("text-davinci-003").name == "p50k_base"
+
+
+def test_unknown_models_raise_with_a_hint():
+    with pytest.raises(UnknownEncodingError, match="llama"):
+        tokenforge.encoding_for_model("llama-7b")
+    with pytest.raises(UnknownEncodingError, match="o200k_harmony"):
+        tokenforge.encoding_for_model("gpt-oss-20b")
