@@ -379,6 +379,21 @@ def fuzz_unigram_hostile(data: bytes) -> None:
 
 # WordPiece training --------------------------------------------------------------------------------
 
+def _llround_exact(x: float) -> int:
+    """C's llround (halves away from zero), exactly: floor(|x| + 0.5) in floats is not (it
+    rounds up odd integers in [2^52, 2^53) and 0.49999999999999994)."""
+    r = _math.floor(x)
+    d = x - r  # exact
+    return int(r + 1 if d > 0.5 or (d == 0.5 and x > 0) else r)
+
+
+KNOWN_LLROUND = """trainers/unigram.py _llround (the Python E-step's rounding) computes
+floor(|x| + 0.5) in floats, which is off by one for odd integers in [2^52, 2^53) units (expected
+counts past 2^28) and for 0.49999999999999994; the core's llround is right. Reported; the
+targets here check the core against the exact rounding (_llround_exact)."""
+_tu._llround = _llround_exact
+
+
 KNOWN_UNIGRAM = """models/unigram.py scores a user-defined piece by its UTF-8 length with 'strict':
 a user-defined piece holding a lone surrogate raises UnicodeEncodeError in Unigram() (both
 backends alike; reported, not in this file's scope)."""

@@ -29,6 +29,7 @@ only mutable state is a memo of encoded pieces, which never changes a result.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ from .errors import (
     UnknownTokenError,
 )
 from .postprocessors import Encoding, post_processor_from_dict
+from . import _native, pretokenizers
 from .pretokenizers import WHITESPACE, pre_tokenizer_from_dict
 from .specials import SpecialPolicy, SpecialTokens
 
@@ -110,7 +112,7 @@ class Pipeline:
 
     __slots__ = (
         "_model", "_normalizer", "_pre", "_post", "_decoder", "_added", "_added_by_id", "_specials",
-        "_always", "_name", "_cache", "_matchers", "__weakref__",
+        "_always", "_name", "_cache", "_matchers", "_fast", "__weakref__",
     )
 
     def __init__(
@@ -156,6 +158,7 @@ class Pipeline:
         self._name = name
         self._cache: dict[str, tuple[int, ...]] = {}
         self._matchers: dict[frozenset[str], Any] = {}
+        self._fast: Any = _UNSET
 
     # ------------------------------------------------------------------ info
     @property
@@ -251,7 +254,7 @@ class Pipeline:
         ids_a = self._encode_ids(text, allowed_special, disallowed_special, sampling)
         ids_b = None if pair is None else self._encode_ids(pair, allowed_special, disallowed_special, sampling)
         if self._post is None:
-            return ids_a + (ids_b or [])
+            return ids_a if ids_b is None else ids_a + ids_b
         return self._post.process_ids(ids_a, ids_b, add_special_tokens)
 
     def encode_ordinary(self, text: str) -> list[int]:
@@ -296,15 +299,32 @@ class Pipeline:
     def _encode_ids(self, text: str, allowed_special, disallowed_special, sampling: Mapping[str, Any]) -> list[int]:
         _check_text(text)
         text = _fix_surrogates(text)
-        allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
+        if (
+            allowed_special.__class__ in _EMPTY_POLICY and disallowed_special.__class__ in _EMPTY_POLICY
+            and not allowed_special and not disallowed_special
+        ):
+            allowed = disallowed = _NOTHING  # what resolve() gives, without its set arithmetic
+        else:
+            allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
         if disallowed:
             self._specials.check(text, disallowed)
         out: list[int] = []
-        model_kwargs = self._sampling_kwargs(sampling)
+        model_kwargs = self._sampling_kwargs(sampling) if sampling else None
+        fast = None if model_kwargs else self._fast_encoder()
+        if fast is not None and self._matchers.get(allowed, _UNSET) is None:
+            # no added token can match (known from an earlier call): one ordinary segment
+            ids = fast(text) if text else []
+            if ids is not None:
+                return ids
         for seg, tid, start, _end in self._segments(text, allowed):
             if tid is not None:
                 out.append(tid)
                 continue
+            if fast is not None:
+                ids = fast(seg)
+                if ids is not None:
+                    out.extend(ids)
+                    continue
             for piece in self._pieces(seg, start == 0):
                 if model_kwargs:
                     out.extend(self._model.encode_piece(piece, **model_kwargs))
@@ -318,6 +338,15 @@ class Pipeline:
                         self._cache[piece] = ids
                 out.extend(ids)
         return out
+
+    def _fast_encoder(self) -> Any:
+        """A native ``segment -> ids`` function doing normalization, pre-tokenization and the
+        model in one call (SentencePiece pipelines), or ``None``. A ``None`` result from it
+        means "take the general path" (which then raises the right error)."""
+        fast = self._fast
+        if fast is _UNSET:  # decided once, as Tokenizer picks its backend once
+            fast = self._fast = _native_segment_encoder(self._normalizer, self._pre, self._model)
+        return fast
 
     def _sampling_kwargs(self, sampling: Mapping[str, Any]) -> dict[str, Any]:
         if not sampling:
@@ -538,6 +567,20 @@ class Pipeline:
             name=name,
         )
 
+    def to_hf(self):
+        """A live HF ``tokenizers.Tokenizer`` built from this pipeline's tokenizer.json form
+        (needs ``tokenizers``; components HF cannot express exactly raise FileFormatError)."""
+        from .formats.hf_json import to_hf_live
+
+        return to_hf_live(self)
+
+    def to_tiktoken(self):
+        """Pipelines are not byte-level BPE with ranks, so tiktoken cannot run them: this raises."""
+        raise FileFormatError(
+            f"tiktoken runs byte-level BPE by rank; a {type(self._model).__name__} pipeline cannot be expressed "
+            "exactly as a tiktoken Encoding"
+        )
+
     def save(self, path: str, format: str = "tokenforge") -> None:
         """Write atomically: ``"tokenforge"`` (one JSON file with a sha256 per part)
         or, for WordPiece, ``"bert_vocab"`` (a ``vocab.txt``)."""
@@ -561,6 +604,53 @@ class Pipeline:
             f"normalizer={type(self._normalizer).__name__ if self._normalizer else None}, "
             f"pre_tokenizer={type(self._pre).__name__ if self._pre else None}>"
         )
+
+
+_UNSET: Any = object()
+_NOTHING: frozenset[str] = frozenset()
+_EMPTY_POLICY = (frozenset, set, tuple, list)
+_SP_WORD_SPLIT = "(?<=[^\u2581])\u2581"
+
+
+def _native_segment_encoder(normalizer: Any, pre: Any, model: Any) -> Any:
+    """The native encoder of one ordinary segment for a SentencePiece pipeline (its
+    normalizer + a Unigram model without pre-tokenizer, or + a SentencePiece BPE model
+    without pre-tokenizer or with the exact ``▁``-word split), else ``None``. Its ids are
+    those of the general path: the same normalization, then the same model on the whole
+    normalized text (for BPE, the word split is exact: no merge crosses it)."""
+    from .models.bpe import SP_USER_DEFINED, PieceBPE
+    from .models.unigram import Unigram
+    from .normalizers import SentencePieceNormalizer
+
+    if type(normalizer) is not SentencePieceNormalizer:
+        return None
+    norm = normalizer._core_normalizer()
+    if norm is None:
+        return None
+    if type(model) is PieceBPE and model.is_sentencepiece and not model.dropout:
+        if pre is not None:
+            if pre.to_dict() != pretokenizers.Split(_SP_WORD_SPLIT, "merged_with_next").to_dict():
+                return None
+            from .presets import _sentencepiece_split_is_exact
+
+            types = model.types or []
+            pieces = [model.id_to_token(i) for i in range(len(types))]
+            user = [p for p, t in zip(pieces, types) if t == SP_USER_DEFINED]
+            if not _sentencepiece_split_is_exact(pieces, user):
+                return None
+        bpe = model._core_sp()
+        if bpe is None:
+            return None
+        return functools.partial(_native.core().spm_bpe_encode, norm, bpe)
+    if type(model) is Unigram and pre is None:
+        core = model._core()
+        if core is None:
+            return None
+        cap = model._native
+        unk = -1 if model._unk_id is None else model._unk_id
+        byte_ids = model._byte_ids if model._byte_fallback else None
+        return functools.partial(core.spm_unigram_encode, norm, cap, unk, byte_ids)
+    return None
 
 
 def _rebuild(data, name) -> Pipeline:
@@ -595,6 +685,8 @@ def _check_text(text: object) -> None:
 
 
 def _fix_surrogates(text: str) -> str:
+    if text.isascii():
+        return text
     try:
         text.encode("utf-8")
         return text

@@ -25,6 +25,7 @@ from . import _native, bytelevel
 from .decoders import StreamDecoder, bytes_to_text, check_errors
 from .errors import (
     EncodeInputError,
+    FileFormatError,
     SpecialTokenError,
     UnknownIdError,
     UnknownTokenError,
@@ -613,6 +614,30 @@ class Tokenizer:
         from .formats import save
 
         save(self, path, format=format)
+
+    def to_tiktoken(self):
+        """A live ``tiktoken.Encoding`` with the same ranks, pattern and specials
+        (needs ``tiktoken`` installed; tokenforge itself never imports it otherwise)."""
+        try:
+            import tiktoken
+        except ImportError:
+            raise ImportError("to_tiktoken() needs the tiktoken package: pip install tiktoken") from None
+        if self._pre is None:
+            raise FileFormatError("tiktoken always splits text with a pattern; this tokenizer has none")
+        if len(set(self._model.vocab.values())) != len(self._model.vocab):
+            raise FileFormatError("two ids share the same bytes, which tiktoken's ranks cannot express")
+        return tiktoken.Encoding(
+            self._name or "tokenforge",
+            pat_str=self.pattern,
+            mergeable_ranks=dict(self._model.ranks),
+            special_tokens=dict(self._specials.ids),
+        )
+
+    def to_hf(self):
+        """A live HF ``tokenizers.Tokenizer`` giving the same ids (needs ``tokenizers``)."""
+        from .formats.hf_json import to_hf_live
+
+        return to_hf_live(self)
 
     def __reduce__(self):
         return (

@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <string>
 #include <string_view>
@@ -39,6 +40,8 @@
 #include <unordered_set>
 #include <utility>
 #include <vector>
+
+#include "unigram.h"
 
 namespace tf_spm {
 
@@ -463,43 +466,56 @@ class BPE {
 
   size_t size() const { return pieces_.size(); }
 
+  struct Cand {
+    double neg_score;
+    int64_t left, right, size;
+    int32_t piece;  // not compared: a function of (left, right, size) while valid
+  };
+  // Buffers of one call, reused from part to part.
+  struct Scratch {
+    std::vector<uint32_t> starts, ends;
+    std::vector<int32_t> nxt, prv, pid;
+    std::vector<uint8_t> frozen, alive;
+    std::vector<Cand> heap;
+    std::unordered_map<int32_t, uint32_t> rev;
+    std::vector<std::pair<uint32_t, uint32_t>> stack;
+    std::vector<Token> part;
+  };
+
   // Tokens of text, code-point offsets. Without UNUSED and USER_DEFINED pieces the text is
   // cut before every U+2581 whose preceding character never precedes U+2581 inside a
   // piece: no merge spans such a cut, so the parts (about words) merge independently and
   // repeated ones are merged once per call.
   void tokenize(const uint32_t* text, size_t n, std::vector<Token>& out) const {
     out.clear();
+    Scratch w;
     if (!split_ok_) {
-      merge(text, n, out);
+      merge(text, n, out, w);
       return;
     }
-    std::unordered_map<U32View, std::vector<Token>> memo;
-    std::vector<Token> part;
+    std::vector<Token>& part = w.part;
     size_t start = 0;
     while (start < n) {
       size_t end = start + 1;
       while (end < n && !(text[end] == 0x2581 && !before_ws_.count(text[end - 1]))) ++end;
-      const std::vector<Token>* toks;
-      if (end - start <= MEMO_PART) {
-        U32View key((const char32_t*)text + start, end - start);
-        auto it = memo.find(key);
-        if (it == memo.end()) {
-          if (memo.size() >= MEMO_MAX) memo.clear();
-          it = memo.emplace(key, std::vector<Token>()).first;
-          merge(text + start, end - start, it->second);
+      const size_t len = end - start;
+      if (len <= MEMO_PART) {
+        const uint64_t h = hash_u32(text + start, len);
+        part.clear();
+        if (!memo_.get(text + start, len, h, part)) {
+          merge(text + start, len, part, w);
+          memo_.put(text + start, len, h, part);
         }
-        toks = &it->second;
       } else {
-        merge(text + start, end - start, part);
-        toks = &part;
+        merge(text + start, len, part, w);
       }
       size_t k = 0;
-      if (byte_ids_.empty() && !out.empty() && !toks->empty() && (*toks)[0].id == unk_id_ && out.back().id == unk_id_) {
-        out.back().end = (uint32_t)start + (*toks)[0].end;
+      if (byte_ids_.empty() && !out.empty() && !part.empty() && part[0].id == unk_id_ && out.back().id == unk_id_) {
+        out.back().end = (uint32_t)start + part[0].end;
         k = 1;
       }
-      for (; k < toks->size(); ++k) {
-        const Token& t = (*toks)[k];
+      for (; k < part.size(); ++k) {
+        const Token& t = part[k];
         out.push_back(Token{t.id, (uint32_t)start + t.start, (uint32_t)start + t.end});
       }
       start = end;
@@ -507,18 +523,67 @@ class BPE {
   }
 
  private:
-  static constexpr size_t MEMO_PART = 64, MEMO_MAX = 1 << 16;
+  //: Parts of at most this many code points are memoised (across calls, bounded).
+  static constexpr size_t MEMO_PART = 48;
+
+  // A bounded memo of merged parts: direct-mapped slots over two arenas, emptied when
+  // full. Shared by the threads that encode with one model, hence the lock.
+  class PartMemo {
+   public:
+    bool get(const uint32_t* p, size_t n, uint64_t h, std::vector<Token>& out) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (slots_.empty()) return false;
+      const Slot& s = slots_[h & (SLOTS - 1)];
+      if (s.hash != h || s.key_len != n || std::memcmp(keys_.data() + s.key_off, p, n * 4) != 0) return false;
+      out.insert(out.end(), toks_.begin() + s.tok_off, toks_.begin() + s.tok_off + s.tok_len);
+      return true;
+    }
+    void put(const uint32_t* p, size_t n, uint64_t h, const std::vector<Token>& toks) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (slots_.empty()) slots_.resize(SLOTS);
+      if (keys_.size() + n > MAX_KEYS || toks_.size() + toks.size() > MAX_TOKS) {
+        keys_.clear();
+        toks_.clear();
+        for (Slot& s : slots_) s = Slot();
+      }
+      Slot& s = slots_[h & (SLOTS - 1)];
+      s.hash = h;
+      s.key_off = (uint32_t)keys_.size();
+      s.key_len = (uint32_t)n;
+      s.tok_off = (uint32_t)toks_.size();
+      s.tok_len = (uint32_t)toks.size();
+      keys_.insert(keys_.end(), p, p + n);
+      toks_.insert(toks_.end(), toks.begin(), toks.end());
+    }
+
+   private:
+    static constexpr size_t SLOTS = 1 << 15, MAX_KEYS = 1 << 20, MAX_TOKS = 1 << 19;
+    struct Slot {
+      uint64_t hash = 0;
+      uint32_t key_off = 0, key_len = UINT32_MAX, tok_off = 0, tok_len = 0;
+    };
+    std::mutex mu_;
+    std::vector<Slot> slots_;
+    std::vector<uint32_t> keys_;
+    std::vector<Token> toks_;
+  };
 
   // _sp_merge: the whole of text as one sequence of symbols.
-  void merge(const uint32_t* text, size_t n, std::vector<Token>& out) const {
+  void merge(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
     out.clear();
     if (n == 0) return;
     // symbols: user-defined pieces (longest match) or one character
-    std::vector<uint32_t> starts, ends;
-    std::vector<int32_t> nxt, prv, pid;  // pid: mergeable piece id of the symbol, -2 = not known
-    std::vector<uint8_t> frozen, alive;
-    starts.reserve(n);
-    ends.reserve(n);
+    std::vector<uint32_t>& starts = w.starts;
+    std::vector<uint32_t>& ends = w.ends;
+    std::vector<int32_t>& nxt = w.nxt;
+    std::vector<int32_t>& prv = w.prv;
+    std::vector<int32_t>& pid = w.pid;  // mergeable piece id of the symbol, -2 = not known
+    std::vector<uint8_t>& frozen = w.frozen;
+    std::vector<uint8_t>& alive = w.alive;
+    starts.clear();
+    ends.clear();
+    frozen.clear();
+    pid.clear();
     if (user_max_) {
       size_t pos = 0;
       while (pos < n) {
@@ -553,9 +618,10 @@ class BPE {
       prv[k] = (int32_t)k - 1;
     }
     alive.assign(m, 1);
-    std::unordered_map<int32_t, uint32_t> rev;  // UNUSED piece id -> length of its left part
-    std::vector<Cand> heap;
-    heap.reserve(m);
+    std::unordered_map<int32_t, uint32_t>& rev = w.rev;  // UNUSED piece id -> length of its left part
+    rev.clear();
+    std::vector<Cand>& heap = w.heap;
+    heap.clear();
 
     auto add = [&](int32_t left, int32_t right) {
       if (left < 0 || right < 0 || frozen[(size_t)left] || frozen[(size_t)right]) return;
@@ -583,7 +649,7 @@ class BPE {
     }
 
     bool prev_unk = false;
-    std::vector<std::pair<uint32_t, uint32_t>> stack;  // (start, end) still to emit, last first
+    std::vector<std::pair<uint32_t, uint32_t>>& stack = w.stack;  // (start, end) still to emit, last first
     for (int32_t k = 0; k != -1; k = nxt[(size_t)k]) {
       uint32_t s = starts[(size_t)k], e = ends[(size_t)k];
       int32_t known = pid[(size_t)k];
@@ -612,11 +678,6 @@ class BPE {
     }
   }
 
-  struct Cand {
-    double neg_score;
-    int64_t left, right, size;
-    int32_t piece;  // not compared: a function of (left, right, size) while valid
-  };
   // Python's tuple order on (neg_score, left, right, size), NaN included.
   static bool lt(const Cand& a, const Cand& b) {
     if (a.neg_score != b.neg_score) return a.neg_score < b.neg_score;
@@ -700,6 +761,7 @@ class BPE {
   size_t max_len_ = 0, user_max_ = 0;
   bool has_unused_ = false, split_ok_ = false;
   std::unordered_set<uint32_t> before_ws_;  // characters c with c + U+2581 inside a mergeable piece
+  mutable PartMemo memo_;
 };
 
 }  // namespace tf_spm
@@ -1017,6 +1079,124 @@ inline PyMethodDef SpmBPE_methods[] = {
 };
 
 inline PyTypeObject SpmBPEType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// spm_bpe_encode(normalizer: SpmNormalizer, model: SpmBPE, text: str) -> list[int]:
+// model.encode(normalizer.normalize(text)) without the intermediate str.
+inline PyObject* spm_bpe_encode(PyObject*, PyObject* args) {
+  PyObject *norm, *bpe, *text;
+  if (!PyArg_ParseTuple(args, "O!O!U", &SpmNormalizerType, &norm, &SpmBPEType, &bpe, &text)) return nullptr;
+  auto* ns = (SpmNormalizerObject*)norm;
+  auto* bs = (SpmBPEObject*)bpe;
+  if (!normalizer_ready(ns)) return nullptr;
+  if (!bs->impl) {
+    PyErr_SetString(PyExc_ValueError, "SpmBPE is not initialised");
+    return nullptr;
+  }
+  std::vector<uint32_t> in;
+  try {
+    if (!u32_of(text, in)) return nullptr;
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  }
+  std::vector<tf_spm::Token> out;
+  const tf_spm::Normalizer& n = *ns->impl;
+  const tf_spm::BPE& b = *bs->impl;
+  if (!run_released(in.size() >= tf_spm::RELEASE_GIL_AT, [&] {
+        U32 s;
+        n.normalize(in.data(), in.size(), s);
+        b.tokenize((const uint32_t*)s.data(), s.size(), out);
+      }))
+    return nullptr;
+  return SpmBPE_list_of_ids(bs, out);
+}
+
+// --- Unigram, fused with the normalizer -----------------------------------------------
+
+// spm_unigram_encode(normalizer: SpmNormalizer, model: unigram model capsule, unk_id: int (-1: none),
+//                    byte_ids: sequence of 256 ints or None, text: str) -> list[int] | None
+// The ids of sentencepiece's Unigram encoding of text: normalization, the Viterbi path
+// (tf_uni::viterbi) and Unigram._finish (runs of unknown characters become one unk_id,
+// or with byte_ids the bytes of each of their characters). None when a run of unknown
+// characters has neither (the caller raises as the Python path does).
+inline PyObject* spm_unigram_encode(PyObject*, PyObject* args) {
+  PyObject *norm, *cap, *text, *byte_ids;
+  int unk_id;
+  if (!PyArg_ParseTuple(args, "O!OiOU", &SpmNormalizerType, &norm, &cap, &unk_id, &byte_ids, &text)) return nullptr;
+  auto* self = (SpmNormalizerObject*)norm;
+  if (!normalizer_ready(self)) return nullptr;
+  auto* m = (tf_uni::Model*)PyCapsule_GetPointer(cap, tf_uni_py::kModelCapsule);
+  if (!m) return nullptr;
+  std::vector<int32_t> bytes;
+  if (byte_ids != Py_None) {
+    PyObject* seq = PySequence_Fast(byte_ids, "byte_ids must be None or a sequence of 256 ints");
+    if (!seq) return nullptr;
+    bool ok = PySequence_Fast_GET_SIZE(seq) == 256;
+    for (Py_ssize_t k = 0; ok && k < 256; ++k) {
+      long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, k));
+      ok = !(v == -1 && PyErr_Occurred()) && v >= 0 && v <= INT32_MAX;
+      bytes.push_back((int32_t)v);
+    }
+    Py_DECREF(seq);
+    if (!ok) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "byte_ids must hold 256 non-negative ids");
+      return nullptr;
+    }
+  }
+  std::vector<uint32_t> in;
+  try {
+    if (!u32_of(text, in)) return nullptr;
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  }
+  std::vector<int32_t> out;
+  bool uncovered = false;
+  const tf_spm::Normalizer& impl = *self->impl;
+  tf_uni_py::Busy busy(m);
+  bool done = run_released(in.size() >= tf_spm::RELEASE_GIL_AT, [&] {
+    U32 s;
+    impl.normalize(in.data(), in.size(), s);
+    const uint32_t* t = (const uint32_t*)s.data();
+    const size_t n = s.size();
+    std::vector<int32_t> ids;
+    std::vector<uint32_t> starts;
+    tf_uni::viterbi(*m, t, n, ids, starts);
+    out.reserve(ids.size());
+    const size_t k_end = ids.size();
+    for (size_t k = 0; k < k_end;) {
+      if (ids[k] >= 0) {
+        out.push_back(ids[k]);
+        ++k;
+        continue;
+      }
+      size_t j = k + 1;  // a run of unknown characters
+      while (j < k_end && ids[j] < 0) ++j;
+      size_t a = starts[k], b = j < k_end ? starts[j] : n;
+      if (!bytes.empty()) {
+        uint8_t buf[4];
+        for (size_t q = a; q < b; ++q) {
+          int len = tf_spm::utf8_of(t[q], buf);
+          for (int z = 0; z < len; ++z) out.push_back(bytes[buf[z]]);
+        }
+      } else if (unk_id >= 0) {
+        out.push_back(unk_id);
+      } else {
+        uncovered = true;
+        return;
+      }
+      k = j;
+    }
+  });
+  if (!done) return nullptr;
+  if (uncovered) Py_RETURN_NONE;
+  PyObject* list = PyList_New((Py_ssize_t)out.size());
+  if (!list) return nullptr;
+  for (size_t k = 0; k < out.size(); ++k) {
+    PyObject* o = PyLong_FromLong(out[k]);
+    if (!o) { Py_DECREF(list); return nullptr; }
+    PyList_SET_ITEM(list, (Py_ssize_t)k, o);
+  }
+  return list;
+}
 
 // Readies both types and adds them to module m; -1 with an exception set on failure.
 inline int add_types(PyObject* m) {

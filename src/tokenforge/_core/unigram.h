@@ -399,6 +399,52 @@ inline bool utf32_of(PyObject* str, std::vector<uint32_t>& out) {
   return true;
 }
 
+// Numbers read without running Python code: PyLong_AsLongLong / PyFloat_AsDouble call __index__ /
+// __float__ of other objects, which may mutate the list being read while its size and borrowed
+// items are cached here (out-of-bounds reads and use-after-free, found by fuzz_*_hostile).
+// int (and subclasses: read directly) or, for as_double, float.
+inline bool as_i64(PyObject* o, long long& out) {
+  if (!PyLong_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "expected int, got %.100s", Py_TYPE(o)->tp_name);
+    return false;
+  }
+  out = PyLong_AsLongLong(o);
+  return !(out == -1 && PyErr_Occurred());
+}
+inline bool as_double(PyObject* o, double& out) {
+  if (PyFloat_Check(o)) {
+    out = PyFloat_AS_DOUBLE(o);
+    return true;
+  }
+  if (PyLong_Check(o)) {
+    out = PyLong_AsDouble(o);
+    return !(out == -1.0 && PyErr_Occurred());
+  }
+  PyErr_Format(PyExc_TypeError, "expected float, got %.100s", Py_TYPE(o)->tp_name);
+  return false;
+}
+
+// Marks a model busy while a pass runs without the GIL (see Model::busy).
+struct Busy {
+  tf_uni::Model* m;
+  explicit Busy(tf_uni::Model* m_) : m(m_) { ++m->busy; }
+  ~Busy() { --m->busy; }
+};
+
+// The exception of a failed pass as a Python error (GIL held).
+inline PyObject* raise_pass_error(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const tf_uni::NotANumber& x) {
+    PyErr_SetString(PyExc_ValueError, x.what());
+  } catch (const tf_uni::Overflow& x) {
+    PyErr_SetString(PyExc_OverflowError, x.what());
+  } catch (...) {  // bad_alloc, system_error, length_error
+    PyErr_NoMemory();
+  }
+  return nullptr;
+}
+
 inline void drop_model(PyObject* cap) { delete (tf_uni::Model*)PyCapsule_GetPointer(cap, kModelCapsule); }
 inline void drop_corpus(PyObject* cap) { delete (tf_uni::Corpus*)PyCapsule_GetPointer(cap, kCorpusCapsule); }
 
@@ -431,6 +477,10 @@ static PyObject* tf_unigram_model(PyObject*, PyObject* args) {
     PyErr_SetString(PyExc_ValueError, "unigram_model: pieces and scores must have the same length (< 2^31)");
     return nullptr;
   }
+  if (std::isnan(unk_score)) {
+    PyErr_SetString(PyExc_ValueError, "unigram_model: unk_score is NaN");
+    return nullptr;
+  }
   tf_uni::Model* m = nullptr;
   try {
     m = new tf_uni::Model();
@@ -438,8 +488,13 @@ static PyObject* tf_unigram_model(PyObject*, PyObject* args) {
     m->score.resize((size_t)n);
     std::vector<uint32_t> buf;
     for (Py_ssize_t i = 0; i < n; ++i) {
-      const double sc = PyFloat_AsDouble(PyList_GET_ITEM(scores, i));
-      if (sc == -1.0 && PyErr_Occurred()) { delete m; return nullptr; }
+      double sc;
+      if (!tf_uni_py::as_double(PyList_GET_ITEM(scores, i), sc)) { delete m; return nullptr; }
+      if (std::isnan(sc)) {  // no order: the Python model rejects it too (rescore's NaN = absent)
+        delete m;
+        PyErr_Format(PyExc_ValueError, "unigram_model: score %zd is NaN", i);
+        return nullptr;
+      }
       m->score[(size_t)i] = sc;
       PyObject* p = PyList_GET_ITEM(pieces, i);
       if (p == Py_None) continue;
@@ -472,12 +527,19 @@ static PyObject* tf_unigram_rescore(PyObject*, PyObject* args) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "unigram_rescore: need one float64 per id");
     return nullptr;
   }
+  if (m->busy || std::isnan(unk_score)) {
+    PyBuffer_Release(&buf);
+    PyErr_SetString(m->busy ? PyExc_RuntimeError : PyExc_ValueError,
+                    m->busy ? "unigram_rescore: the model is in use by another thread" : "unigram_rescore: unk_score is NaN");
+    return nullptr;
+  }
   try {
-    const double* v = (const double*)buf.buf;
     m->absent.assign(m->score.size(), 0);
     for (size_t i = 0; i < m->score.size(); ++i) {
-      if (std::isnan(v[i])) m->absent[i] = 1;
-      else m->score[i] = v[i];
+      double v;  // memcpy: a memoryview slice may be unaligned
+      std::memcpy(&v, (const char*)buf.buf + i * sizeof(double), sizeof(double));
+      if (std::isnan(v)) m->absent[i] = 1;
+      else m->score[i] = v;
     }
     m->unk_score = (float)unk_score;
   } catch (const std::bad_alloc&) {
@@ -504,8 +566,8 @@ static PyObject* tf_unigram_corpus(PyObject*, PyObject* args) {
     std::vector<uint32_t> buf;
     for (Py_ssize_t i = 0; i < n; ++i) {
       if (!tf_uni_py::utf32_of(PyList_GET_ITEM(words, i), buf)) { delete c; return nullptr; }
-      const long long f = PyLong_AsLongLong(PyList_GET_ITEM(freqs, i));
-      if (f == -1 && PyErr_Occurred()) { delete c; return nullptr; }
+      long long f;
+      if (!tf_uni_py::as_i64(PyList_GET_ITEM(freqs, i), f)) { delete c; return nullptr; }
       c->chars.insert(c->chars.end(), buf.begin(), buf.end());
       c->offsets.push_back(c->chars.size());
       c->freqs.push_back((int64_t)f);
@@ -531,6 +593,7 @@ static PyObject* tf_unigram_viterbi(PyObject*, PyObject* args) {
   bool oom = false;
   try {
     if (!tf_uni_py::utf32_of(text, s)) return nullptr;
+    tf_uni_py::Busy busy(m);
     Py_BEGIN_ALLOW_THREADS
     try {
       tf_uni::viterbi(*m, s.data(), s.size(), ids, starts);
@@ -567,8 +630,9 @@ static PyObject* tf_unigram_corpus_pass(PyObject*, PyObject* args) {
   if (!c) return nullptr;
   std::vector<int64_t> out;
   int64_t scalar = 0;
-  bool oom = false;
+  std::exception_ptr err;
   const size_t width = m->score.size();
+  tf_uni_py::Busy busy(m);
   Py_BEGIN_ALLOW_THREADS
   try {
     if (kEstep)
@@ -583,13 +647,11 @@ static PyObject* tf_unigram_corpus_pass(PyObject*, PyObject* args) {
                            tf_uni::viterbi_counts_range(*m, *c, lo, hi, acc, sc);
                          },
                          out, scalar);
-  } catch (const std::bad_alloc&) {
-    oom = true;
-  } catch (const std::system_error&) {
-    oom = true;
+  } catch (...) {
+    err = std::current_exception();
   }
   Py_END_ALLOW_THREADS
-  if (oom) return PyErr_NoMemory();
+  if (err) return tf_uni_py::raise_pass_error(err);
   PyObject* b = tf_uni_py::bytes_of(out.data(), out.size() * sizeof(int64_t));
   if (!b) return nullptr;
   return Py_BuildValue("(NL)", b, (long long)scalar);
@@ -615,6 +677,7 @@ static PyObject* tf_unigram_alternatives(PyObject*, PyObject* args) {
       if (!tf_uni_py::utf32_of(PyList_GET_ITEM(pieces, i), strs[(size_t)i])) return nullptr;
     status.assign((size_t)n, 0);
     offsets.assign((size_t)n + 1, 0);
+    tf_uni_py::Busy busy(m);
     Py_BEGIN_ALLOW_THREADS
     try {
       std::vector<int32_t> ids;
@@ -714,19 +777,17 @@ inline void seed_candidates(const Corpus& c, size_t max_len, const std::vector<u
     }
     return a < b;
   };
+  std::thread other;
   if (threads > 1 && total > 100000) {  // two halves on two threads, then one merge
+    try {
+      other = std::thread([&] { std::sort(sa.begin(), sa.begin() + (std::ptrdiff_t)(total / 2), less); });
+    } catch (const std::system_error&) {  // no thread to be had: sort here
+    }
+  }
+  if (other.joinable()) {
     const auto mid = sa.begin() + (std::ptrdiff_t)(total / 2);
-    bool failed = false;
-    std::thread other([&] {
-      try {
-        std::sort(sa.begin(), mid, less);
-      } catch (...) {
-        failed = true;
-      }
-    });
-    std::sort(mid, sa.end(), less);
+    std::sort(mid, sa.end(), less);  // (std::sort does not throw with this comparator)
     other.join();
-    if (failed) throw std::bad_alloc();
     std::inplace_merge(sa.begin(), mid, sa.end(), less);
   } else {
     std::sort(sa.begin(), sa.end(), less);
@@ -737,14 +798,17 @@ inline void seed_candidates(const Corpus& c, size_t max_len, const std::vector<u
     while (i < cap && a + i < ea && b + i < eb && c.chars[a + i] == c.chars[b + i]) ++i;
     return i;
   };
-  std::vector<int64_t> wsum(total + 1, 0);  // prefix sums of word frequencies in suffix-array order
+  // prefix sums of word frequencies in suffix-array order, in 128 bits: int64 frequencies
+  // (2^62 each) used to overflow the sums (UB) and order the seeds wrongly
+  std::vector<__int128> wsum(total + 1, 0);
   for (size_t k = 0; k < total; ++k) wsum[k + 1] = wsum[k] + c.freqs[word_of[sa[k]]];
   std::vector<uint32_t> lcp(total + 1, 0);  // lcp[k] = lcp(sa[k-1], sa[k]); 0 at both ends
   for (size_t k = 1; k < total; ++k) lcp[k] = (uint32_t)lcp_of(sa[k - 1], sa[k]);
-  auto consider = [&](size_t pos, size_t len, int64_t freq) {
+  auto consider = [&](size_t pos, size_t len, __int128 freq) {
     if (len < 2 || len > max_len || freq < 2) return;
     if (!valid_piece(c.chars.data() + pos, len, keys, info, split_digits, split_by_script)) return;
-    out.push_back(SeedCand{pos, (uint32_t)len, freq});
+    if (freq > (__int128)INT64_MAX) throw Overflow("unigram_seed: a substring frequency does not fit int64");
+    out.push_back(SeedCand{pos, (uint32_t)len, (int64_t)freq});
   };
   // LCP intervals (lcp value d >= 2, at least two suffixes). An interval is a right-maximal repeat
   // when its suffixes do not all continue with the same symbol; a word end is one symbol (the
@@ -770,7 +834,7 @@ inline void seed_candidates(const Corpus& c, size_t max_len, const std::vector<u
   }
   // Best first: score = freq * length, ties by the piece's code points.
   std::sort(out.begin(), out.end(), [&](const SeedCand& a, const SeedCand& b) {
-    const int64_t sa_ = a.freq * (int64_t)a.len, sb = b.freq * (int64_t)b.len;
+    const __int128 sa_ = (__int128)a.freq * a.len, sb = (__int128)b.freq * b.len;  // no int64 overflow
     if (sa_ != sb) return sa_ > sb;
     const size_t n = std::min(a.len, b.len);
     for (size_t i = 0; i < n; ++i) {
@@ -803,16 +867,19 @@ static PyObject* tf_unigram_seed(PyObject*, PyObject* args) {
   }
   std::vector<tf_uni::SeedCand> out;
   bool oom = false;
+  std::exception_ptr err;
   try {
     std::vector<uint32_t> keys((size_t)nk);
     std::vector<tf_uni::CharInfo> info((size_t)nk);
     for (Py_ssize_t i = 0; i < nk; ++i) {
-      const long k = PyLong_AsLong(PyList_GET_ITEM(keys_o, i));
-      const long s = PyLong_AsLong(PyList_GET_ITEM(scripts_o, i));
-      if (PyErr_Occurred()) { PyBuffer_Release(&flags); return nullptr; }
-      if (i > 0 && (uint32_t)k <= keys[(size_t)i - 1]) {
+      long long k, s;
+      if (!tf_uni_py::as_i64(PyList_GET_ITEM(keys_o, i), k) || !tf_uni_py::as_i64(PyList_GET_ITEM(scripts_o, i), s)) {
         PyBuffer_Release(&flags);
-        PyErr_SetString(PyExc_ValueError, "unigram_seed: keys must be sorted and distinct");
+        return nullptr;
+      }
+      if (k < 0 || k > 0x10FFFF || s < INT32_MIN || s > INT32_MAX || (i > 0 && (uint32_t)k <= keys[(size_t)i - 1])) {
+        PyBuffer_Release(&flags);
+        PyErr_SetString(PyExc_ValueError, "unigram_seed: keys must be sorted distinct code points, scripts int32");
         return nullptr;
       }
       keys[(size_t)i] = (uint32_t)k;
@@ -824,16 +891,15 @@ static PyObject* tf_unigram_seed(PyObject*, PyObject* args) {
     try {
       tf_uni::seed_candidates(*c, (size_t)max_len, keys, info, split_digits != 0, split_by_script != 0, threads, out);
       if (out.size() > (size_t)limit) out.resize((size_t)limit);
-    } catch (const std::bad_alloc&) {
-      oom = true;
-    } catch (const std::system_error&) {
-      oom = true;
+    } catch (...) {
+      err = std::current_exception();
     }
     Py_END_ALLOW_THREADS
   } catch (const std::bad_alloc&) {
     oom = true;
   }
   if (oom) return PyErr_NoMemory();
+  if (err) return tf_uni_py::raise_pass_error(err);
   std::vector<uint64_t> pos(out.size());
   std::vector<uint32_t> len(out.size());
   std::vector<int64_t> fr(out.size());

@@ -393,11 +393,33 @@ struct Trainer {
 
 }  // namespace tf_wordpiece
 
+namespace tf_wordpiece_py {
+
+// An int read without running Python code (int and subclasses only): PyLong_AsLongLong calls
+// __index__ of other objects, which can mutate the lists being read while their sizes and
+// borrowed items are cached below (a heap overflow of `ids` and use-after-free, found by
+// fuzz_wordpiece_hostile).
+inline bool as_i64(PyObject* o, long long& out) {
+  if (!PyLong_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "wordpiece_learn: expected int, got %.100s", Py_TYPE(o)->tp_name);
+    return false;
+  }
+  out = PyLong_AsLongLong(o);
+  return !(out == -1 && PyErr_Occurred());
+}
+
+}  // namespace tf_wordpiece_py
+
 // wordpiece_learn(tokens: list[bytes], words: list[list[int]], freqs: list[int],
 //                 unit_freq: list[int], prefix_len: int, vocab_size: int,
 //                 min_frequency: int, specials: list[int]) -> list[tuple[int, int]]
 // `tokens` are the base tokens (UTF-8); each merge (a, b) in the result makes
 // tokens[a] + tokens[b][prefix_len:], a new id when that string is new.
+// The inputs must be what trainers/wordpiece.py builds, else ValueError: distinct tokens, counts
+// >= 0, unit_freq[u] >= the occurrences of u in the words (weighted), sum(unit_freq) < 2^63. Then
+// every unit and pair count stays in [0, 2^63) (a merge moves counts, the total only falls) and
+// no score divides by zero. (Unchecked, a unit count of 0 gave inf/NaN scores, which break the
+// heap order, and a duplicate token took the first id where the Python reference takes the last.)
 static PyObject* tf_wordpiece_learn(PyObject*, PyObject* args) {
   PyObject *tokens, *words, *freqs, *unit_freq, *specials;
   Py_ssize_t prefix_len, vocab_size;
@@ -421,33 +443,53 @@ static PyObject* tf_wordpiece_learn(PyObject*, PyObject* args) {
       PyObject* s = PyList_GET_ITEM(tokens, k);
       if (!PyBytes_Check(s)) { PyErr_SetString(PyExc_TypeError, "tokens must be bytes"); return nullptr; }
       t.tokens.emplace_back(PyBytes_AS_STRING(s), (size_t)PyBytes_GET_SIZE(s));
-      t.token_id.emplace(t.tokens.back(), (uint32_t)k);
-      long long f = PyLong_AsLongLong(PyList_GET_ITEM(unit_freq, k));
-      if (f == -1 && PyErr_Occurred()) return nullptr;
+      if (!t.token_id.emplace(t.tokens.back(), (uint32_t)k).second) {
+        PyErr_SetString(PyExc_ValueError, "wordpiece_learn: duplicate token");
+        return nullptr;
+      }
+      long long f;
+      if (!tf_wordpiece_py::as_i64(PyList_GET_ITEM(unit_freq, k), f)) return nullptr;
+      if (f < 0) { PyErr_SetString(PyExc_ValueError, "wordpiece_learn: negative unit count"); return nullptr; }
       t.unit_freq.push_back((int64_t)f);
     }
     t.special.assign((size_t)n_tok, 0);
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(specials); ++k) {
-      long long s = PyLong_AsLongLong(PyList_GET_ITEM(specials, k));
-      if (s == -1 && PyErr_Occurred()) return nullptr;
+      long long s;
+      if (!tf_wordpiece_py::as_i64(PyList_GET_ITEM(specials, k), s)) return nullptr;
       if (s < 0 || s >= n_tok) { PyErr_SetString(PyExc_ValueError, "special id out of range"); return nullptr; }
       t.special[(size_t)s] = 1;
     }
     t.words.reserve((size_t)n_words);
+    std::vector<unsigned __int128> occ((size_t)n_tok, 0);  // weighted occurrences of each unit
     for (Py_ssize_t k = 0; k < n_words; ++k) {
       PyObject* w = PyList_GET_ITEM(words, k);
       if (!PyList_Check(w)) { PyErr_SetString(PyExc_TypeError, "words must be lists of ids"); return nullptr; }
-      long long f = PyLong_AsLongLong(PyList_GET_ITEM(freqs, k));
-      if (f == -1 && PyErr_Occurred()) return nullptr;
-      std::vector<uint32_t> ids((size_t)PyList_GET_SIZE(w));
-      for (Py_ssize_t j = 0; j < PyList_GET_SIZE(w); ++j) {
-        long v = PyLong_AsLong(PyList_GET_ITEM(w, j));
-        if (v == -1 && PyErr_Occurred()) return nullptr;
+      long long f;
+      if (!tf_wordpiece_py::as_i64(PyList_GET_ITEM(freqs, k), f)) return nullptr;
+      if (f < 0) { PyErr_SetString(PyExc_ValueError, "wordpiece_learn: negative word count"); return nullptr; }
+      const Py_ssize_t len = PyList_GET_SIZE(w);
+      std::vector<uint32_t> ids((size_t)len);
+      for (Py_ssize_t j = 0; j < len; ++j) {
+        long long v;
+        if (!tf_wordpiece_py::as_i64(PyList_GET_ITEM(w, j), v)) return nullptr;
         if (v < 0 || v >= n_tok) { PyErr_SetString(PyExc_ValueError, "unit id out of range"); return nullptr; }
         ids[(size_t)j] = (uint32_t)v;
+        if (__builtin_add_overflow(occ[(size_t)v], (unsigned __int128)f, &occ[(size_t)v])) occ[(size_t)v] = ~(unsigned __int128)0;
       }
       t.words.push_back(std::move(ids));
       t.freqs.push_back((int64_t)f);
+    }
+    unsigned __int128 total = 0;
+    for (Py_ssize_t k = 0; k < n_tok; ++k) {
+      if (occ[(size_t)k] > (unsigned __int128)t.unit_freq[(size_t)k]) {
+        PyErr_SetString(PyExc_ValueError, "wordpiece_learn: a unit count is below its occurrences in the words");
+        return nullptr;
+      }
+      total += (unsigned __int128)t.unit_freq[(size_t)k];
+    }
+    if (total > (unsigned __int128)INT64_MAX) {
+      PyErr_SetString(PyExc_OverflowError, "wordpiece_learn: the unit counts sum past int64");
+      return nullptr;
     }
     bool oom = false;
     Py_BEGIN_ALLOW_THREADS

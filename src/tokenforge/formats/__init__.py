@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ..pipeline import Pipeline
     from ..tokenizer import Tokenizer
 
-FORMATS = ("tokenforge", "tiktoken", "gpt2", "bert_vocab")
+FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "bert_vocab")
 #: Every format ``load`` reads.
 LOAD_FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "sentencepiece", "bert_vocab")
 
@@ -183,6 +183,13 @@ def _load_pipeline(p: Path, fmt: str, name: str | None, lowercase: bool | None):
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             line = getattr(exc, "lineno", None)
             raise FileFormatError(f"not valid JSON ({getattr(exc, 'msg', exc)})", path=f, line=line) from None
+        from .hf_json import fast_tokenizer_from_hf
+
+        if not isinstance(data, dict):
+            raise FileFormatError(f"a tokenizer.json holds a JSON object, not {type(data).__name__}", path=f)
+        fast = fast_tokenizer_from_hf(data, name=name or f.parent.name)
+        if fast is not None:
+            return fast
         try:
             return Pipeline.from_dict(data, name=name or f.parent.name)
         except FileFormatError as exc:
@@ -221,6 +228,11 @@ def save(tokenizer: "Tokenizer | Pipeline", path: str | os.PathLike, format: str
     from .native import save_native
     from .tiktoken import save_ranks
 
+    if format == "hf":
+        from .hf_json import save_hf
+
+        save_hf(tokenizer, path)
+        return
     if isinstance(tokenizer, Pipeline):
         if format == "tokenforge":
             save_native(dict(tokenizer.to_dict(), kind="pipeline", name=tokenizer.name), path)

@@ -77,7 +77,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._io import read_bytes
-from ..errors import FileFormatError, TokenizerFileNotFoundError
+from ..errors import FileFormatError, TokenforgeError, TokenizerFileNotFoundError
 
 if TYPE_CHECKING:
     from ..pipeline import Pipeline
@@ -85,15 +85,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GGUF_MAGIC",
-    "ValueType",
-    "GGUFHeader",
-    "read_gguf_header",
-    "write_gguf_bytes",
-    "PreTokenizerRule",
     "PRE_TOKENIZERS",
     "TOKENIZER_MODELS",
-    "tokenizer_from_gguf",
+    "GGUFHeader",
+    "PreTokenizerRule",
+    "ValueType",
     "load_gguf",
+    "read_gguf_header",
+    "tokenizer_from_gguf",
+    "write_gguf_bytes",
 ]
 
 #: The first four bytes of every GGUF file.
@@ -177,7 +177,7 @@ class GGUFHeader:
 class _Reader:
     """Decoding state: the buffer, the position, and the file name for errors."""
 
-    __slots__ = ("buf", "pos", "end", "path")
+    __slots__ = ("buf", "end", "path", "pos")
 
     def __init__(self, buf: Any, path: object) -> None:
         self.buf = buf
@@ -333,21 +333,22 @@ def read_gguf_header(source: str | os.PathLike | bytes | bytearray | memoryview)
     if isinstance(source, (bytes, bytearray, memoryview)):
         return _decode_header(bytes(source), None)
     path = Path(source)
+    if not path.exists():
+        raise TokenizerFileNotFoundError(f"{path}: no such file")
+    if path.is_dir():
+        raise TokenizerFileNotFoundError(f"{path}: is a directory, expected a file")
     try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        raise TokenizerFileNotFoundError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TokenizerFileNotFoundError(f"{path}: is a directory, expected a file") from None
+        with open(path, "rb") as f:
+            try:
+                mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            except (ValueError, OSError):  # an empty file, or a file system without mmap
+                mm = None
+            if mm is not None:
+                with mm:
+                    return _decode_header(mm, path)
     except OSError as exc:
         raise TokenizerFileNotFoundError(f"{path}: cannot read ({exc.strerror})") from None
-    with f:
-        try:
-            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except (ValueError, OSError):  # empty file, or a file system without mmap
-            return _decode_header(read_bytes(path), path)
-        with mm:
-            return _decode_header(mm, path)
+    return _decode_header(read_bytes(path), path)
 
 
 # -- writing (small files, for tests and for exporting a vocabulary) ---------------
@@ -458,7 +459,7 @@ _MINICPM5 = (
 )
 _PORO = r""" ?[^(\s|.,!?…。，、।۔،)]+"""
 _DEEPSEEK_LETTERS = (
-    r"""\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+"""
+    """\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-\u1f7dᾀ-ᾴᾶ-ᾼ\u1fbeῂ-ῄῆ-ῌῐ-\u1fd3ῖ-\u1fdbῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤ\u2126ℨ\u212a-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+"""
 )
 _CJK_HANGUL = r"""[一-龥ࠀ-一가-퟿]+"""
 _DEEPSEEK3_MAIN = (
@@ -608,7 +609,7 @@ def _type_name(h: GGUFHeader, key: str) -> str:
 # -- building the tokenizer --------------------------------------------------------
 
 
-def tokenizer_from_gguf(header: GGUFHeader, *, name: str | None = None) -> "Tokenizer | Pipeline":
+def tokenizer_from_gguf(header: GGUFHeader, *, name: str | None = None) -> Tokenizer | Pipeline:
     """The tokenizer described by the ``tokenizer.ggml.*`` metadata of ``header``
     (see the module docstring for what each ``tokenizer.ggml.model`` gives)."""
     m = _Meta(header)
@@ -629,18 +630,20 @@ def tokenizer_from_gguf(header: GGUFHeader, *, name: str | None = None) -> "Toke
         types = [t or _NORMAL for t in types]  # 0 = undefined: an ordinary token
     if name is None:
         name = m.str("general.name") or (Path(header.path).stem if header.path else None)
-    if model in ("llama", "t5"):
-        return _sentencepiece(m, model, tokens, types, name)
-    if model == "gpt2":
-        return _byte_level(m, tokens, types, name)
-    if model == "bert":
-        return _wordpiece(m, tokens, types, name)
+    build = {"llama": _sentencepiece, "t5": _sentencepiece, "gpt2": _byte_level, "bert": _wordpiece}.get(model)
+    if build is not None:
+        try:
+            return build(m, model, tokens, types, name)
+        except FileFormatError:
+            raise
+        except TokenforgeError as exc:  # e.g. two special tokens with one id: the file is at fault
+            raise m.fail(f"{type(exc).__name__}: {exc}") from None
     raise m.fail(
         f"tokenizer.ggml.model {model!r} is not supported; supported models: {', '.join(TOKENIZER_MODELS)}"
     )
 
 
-def _sentencepiece(m: _Meta, model: str, tokens: list[str], types: list[int], name: str | None) -> "Pipeline":
+def _sentencepiece(m: _Meta, model: str, tokens: list[str], types: list[int], name: str | None) -> Pipeline:
     from .. import presets
     from .sentencepiece import ModelType, NormalizerSpec, build_model_proto
 
@@ -717,7 +720,7 @@ def _pre_rule(m: _Meta) -> tuple[str, PreTokenizerRule]:
     return pre, rule
 
 
-def _byte_level(m: _Meta, tokens: list[str], types: list[int], name: str | None) -> "Tokenizer | Pipeline":
+def _byte_level(m: _Meta, model: str, tokens: list[str], types: list[int], name: str | None) -> Tokenizer | Pipeline:
     from .. import decoders, pretokenizers
     from ..models.bpe import PieceBPE
     from ..pipeline import AddedToken, Pipeline
@@ -793,16 +796,17 @@ def _fast_tokenizer(tokens, specials, pairs, vocab, rule, name):
             return None
         last = i
     model_vocab: dict[int, bytes] = {}
+    as_bytes: dict[str, bytes] = {}
     for i, t in enumerate(tokens):
         if t in specials and specials[t] == i:
             continue
         try:
-            model_vocab[i] = bytelevel.decode_string(t)
+            model_vocab[i] = as_bytes[t] = bytelevel.decode_string(t)
         except KeyError:
             return None
     try:
-        model = BPE(model_vocab, [(bytelevel.decode_string(a), bytelevel.decode_string(b)) for a, b in pairs])
-    except FileFormatError:
+        model = BPE(model_vocab, [(as_bytes[a], as_bytes[b]) for a, b in pairs])
+    except (FileFormatError, KeyError):
         return None
     if not rule.ignore_merges and not _whole_tokens_are_merges(model):
         return None
@@ -815,10 +819,9 @@ def _whole_tokens_are_merges(model) -> bool:
     a different token than merging it (HF's BPE without ``ignore_merges``)."""
     from ..models.bpe import bpe_merge_bytes
 
-    ranks = model.ranks
+    ranks = dict(model.ranks)
     for a, b in model.merges or ():
-        tok = a + b
-        if bpe_merge_bytes(ranks, tok) != [tok]:
+        if len(a) + len(b) > 2 and bpe_merge_bytes(ranks, a + b) != [a + b]:
             return False
     return True
 
@@ -855,7 +858,7 @@ def _unphantom(token: str) -> str:
     return "##" + token
 
 
-def _wordpiece(m: _Meta, tokens: list[str], types: list[int], name: str | None) -> "Pipeline":
+def _wordpiece(m: _Meta, model: str, tokens: list[str], types: list[int], name: str | None) -> Pipeline:
     from .. import presets
 
     n = len(tokens)
@@ -889,7 +892,7 @@ def _wordpiece(m: _Meta, tokens: list[str], types: list[int], name: str | None) 
         raise m.fail(str(exc)) from None
 
 
-def load_gguf(path: str | os.PathLike | bytes, *, name: str | None = None) -> "Tokenizer | Pipeline":
+def load_gguf(path: str | os.PathLike | bytes, *, name: str | None = None) -> Tokenizer | Pipeline:
     """Open the tokenizer of a GGUF file (a path, or the file's bytes).
 
     Byte-level BPE vocabularies with a single split regex give a

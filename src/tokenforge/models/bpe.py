@@ -261,9 +261,20 @@ class BPE:
             return list(self._merges)
         merges: list[tuple[bytes, bytes]] = []
         ranks = self._ranks
+        # Fast path: merging a token's bytes with every rank except its own stops at
+        # the two parts of its last merge, along the same path as with the lower
+        # ranks only, whenever the table is consistent; the result is checked, and
+        # anything else goes through the exact rank-bounded merge below.
+        without = dict(ranks)
         for r in sorted(self._vocab):
             tok = self._vocab[r]
             if len(tok) == 1 or ranks.get(tok) != r:
+                continue
+            del without[tok]
+            parts = bpe_merge_bytes(without, tok)
+            without[tok] = r
+            if len(parts) == 2 and ranks[parts[0]] < r and ranks[parts[1]] < r:
+                merges.append((parts[0], parts[1]))
                 continue
             below = _RanksBelow(ranks, r)
             parts = bpe_merge_bytes(below, tok)
