@@ -162,13 +162,13 @@ void fuzz_unigram(Reader r) {
       try {
         if (pass == 0)
           tf_uni::run_sliced(c, width, threads[t],
-                             [&](size_t lo, size_t hi, std::vector<int64_t>& acc, int64_t& sc) {
+                             [&](size_t lo, size_t hi, std::vector<tf_uni::Acc>& acc, tf_uni::Acc& sc) {
                                tf_uni::estep_range(m, c, lo, hi, acc, sc);
                              },
                              out[t], scalar[t]);
         else
           tf_uni::run_sliced(c, width, threads[t],
-                             [&](size_t lo, size_t hi, std::vector<int64_t>& acc, int64_t& sc) {
+                             [&](size_t lo, size_t hi, std::vector<tf_uni::Acc>& acc, tf_uni::Acc& sc) {
                                tf_uni::viterbi_counts_range(m, c, lo, hi, acc, sc);
                              },
                              out[t], scalar[t]);

@@ -27,6 +27,7 @@ MODULES = [
     "tokenforge.trainers.unigram",
     "tokenforge.trainers.wordpiece",
     "tokenforge.formats.bert_vocab",
+    "tokenforge.formats.gguf",
 ]
 
 

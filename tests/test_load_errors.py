@@ -179,7 +179,7 @@ def test_native_file_refuses_pattern_and_special_tokens_overrides(tmp_path, smal
 
 def test_unknown_save_format_is_rejected_before_writing(tmp_path, small_tokenizer):
     with pytest.raises(ValueError) as info:
-        small_tokenizer.save(str(tmp_path / "x"), format="hf")
-    for fmt in ("tokenforge", "tiktoken", "gpt2"):
+        small_tokenizer.save(str(tmp_path / "x"), format="protobuf")
+    for fmt in ("tokenforge", "tiktoken", "gpt2", "hf"):
         assert fmt in str(info.value)
     assert os.listdir(tmp_path) == []

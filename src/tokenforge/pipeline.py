@@ -37,6 +37,7 @@ from typing import Any
 
 import regex
 
+from . import _native, pretokenizers
 from .decoders import TextStreamDecoder, check_errors, decoder_from_dict
 from .errors import (
     EncodeInputError,
@@ -46,7 +47,6 @@ from .errors import (
     UnknownTokenError,
 )
 from .postprocessors import Encoding, post_processor_from_dict
-from . import _native, pretokenizers
 from .pretokenizers import WHITESPACE, pre_tokenizer_from_dict
 from .specials import SpecialPolicy, SpecialTokens
 

@@ -34,6 +34,7 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -468,7 +469,8 @@ class BPE {
 
   struct Cand {
     double neg_score;
-    int64_t left, right, size;
+    int32_t left, right;
+    uint32_t size;
     int32_t piece;  // not compared: a function of (left, right, size) while valid
   };
   // Buffers of one call, reused from part to part.
@@ -488,6 +490,7 @@ class BPE {
   // repeated ones are merged once per call.
   void tokenize(const uint32_t* text, size_t n, std::vector<Token>& out) const {
     out.clear();
+    if (n > (size_t)INT32_MAX) throw std::length_error("text too long for SpmBPE (2**31 code points or more)");
     Scratch w;
     if (!split_ok_) {
       merge(text, n, out, w);
@@ -629,7 +632,7 @@ class BPE {
       if (b - a > max_len_) return;
       int32_t i = merge_.get(text + a, b - a);
       if (i < 0) return;
-      heap_push(heap, Cand{-scores_[(size_t)i], left, right, (int64_t)(b - a), i});
+      heap_push(heap, Cand{-scores_[(size_t)i], left, right, b - a, i});
       if (types_[(size_t)i] == SP_UNUSED) rev[i] = ends[(size_t)left] - a;
     };
 
@@ -637,7 +640,7 @@ class BPE {
     while (!heap.empty()) {
       Cand top = heap_pop(heap);
       size_t l = (size_t)top.left, r = (size_t)top.right;
-      if (!alive[l] || !alive[r] || (int64_t)(ends[r] - starts[l]) != top.size || nxt[l] != top.right) continue;
+      if (!alive[l] || !alive[r] || ends[r] - starts[l] != top.size || nxt[l] != top.right) continue;
       ends[l] = ends[r];
       pid[l] = top.piece;
       alive[r] = 0;
@@ -831,6 +834,8 @@ bool run_released(bool big, F&& f) {
       try { err = e.msg; } catch (...) { kind = 2; }
     } catch (const std::bad_alloc&) {
       kind = 2;
+    } catch (const std::length_error&) {
+      kind = 3;
     }
   };
   if (big) {
@@ -842,6 +847,7 @@ bool run_released(bool big, F&& f) {
   }
   if (kind == 1) { set_format_error(err); return false; }
   if (kind == 2) { PyErr_NoMemory(); return false; }
+  if (kind == 3) { PyErr_SetString(PyExc_OverflowError, "text too long (2**31 code points or more)"); return false; }
   return true;
 }
 
@@ -1112,6 +1118,41 @@ inline PyObject* spm_bpe_encode(PyObject*, PyObject* args) {
 
 // --- Unigram, fused with the normalizer -----------------------------------------------
 
+// A list of non-negative ids; ids below 2^20 reuse one int object each, kept for the life
+// of the process (made on first use, with the GIL held), so a list costs an INCREF per id.
+inline PyObject* list_of_shared_ints(const std::vector<int32_t>& ids) {
+  static std::vector<PyObject*> cache;
+  constexpr size_t kMax = 1 << 20;
+  PyObject* list = PyList_New((Py_ssize_t)ids.size());
+  if (!list) return nullptr;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    size_t id = (size_t)ids[k];
+    PyObject* o = nullptr;
+    if (id < kMax) {
+      if (id >= cache.size()) {
+        try {
+          cache.resize(id + 1 > 2 * cache.size() ? id + 1 : (2 * cache.size() < kMax ? 2 * cache.size() : kMax), nullptr);
+        } catch (const std::bad_alloc&) {
+          Py_DECREF(list);
+          return PyErr_NoMemory();
+        }
+      }
+      o = cache[id];
+      if (!o) {
+        o = PyLong_FromSize_t(id);
+        if (!o) { Py_DECREF(list); return nullptr; }
+        cache[id] = o;
+      }
+      Py_INCREF(o);
+    } else {
+      o = PyLong_FromSize_t(id);
+      if (!o) { Py_DECREF(list); return nullptr; }
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)k, o);
+  }
+  return list;
+}
+
 // spm_unigram_encode(normalizer: SpmNormalizer, model: unigram model capsule, unk_id: int (-1: none),
 //                    byte_ids: sequence of 256 ints or None, text: str) -> list[int] | None
 // The ids of sentencepiece's Unigram encoding of text: normalization, the Viterbi path
@@ -1157,6 +1198,7 @@ inline PyObject* spm_unigram_encode(PyObject*, PyObject* args) {
     impl.normalize(in.data(), in.size(), s);
     const uint32_t* t = (const uint32_t*)s.data();
     const size_t n = s.size();
+    if (n > (size_t)INT32_MAX) throw std::length_error("text too long");
     std::vector<int32_t> ids;
     std::vector<uint32_t> starts;
     tf_uni::viterbi(*m, t, n, ids, starts);
@@ -1188,14 +1230,7 @@ inline PyObject* spm_unigram_encode(PyObject*, PyObject* args) {
   });
   if (!done) return nullptr;
   if (uncovered) Py_RETURN_NONE;
-  PyObject* list = PyList_New((Py_ssize_t)out.size());
-  if (!list) return nullptr;
-  for (size_t k = 0; k < out.size(); ++k) {
-    PyObject* o = PyLong_FromLong(out[k]);
-    if (!o) { Py_DECREF(list); return nullptr; }
-    PyList_SET_ITEM(list, (Py_ssize_t)k, o);
-  }
-  return list;
+  return list_of_shared_ints(out);
 }
 
 // Readies both types and adds them to module m; -1 with an exception set on failure.

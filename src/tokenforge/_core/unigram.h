@@ -213,8 +213,8 @@ inline bool viterbi(const Model& m, const uint32_t* s, size_t n, std::vector<int
 }
 
 // Errors of a pass that become Python exceptions (not out of memory): a NaN (from +-inf
-// scores, as the Python twin's int(nan) raises ValueError) or a value past int64 (OverflowError,
-// where the twin raises it or would have wrapped silently in its int64 numpy sums).
+// scores; the Python twin's int(nan) raises ValueError too) or a result past int64
+// (OverflowError).
 struct NotANumber : std::domain_error {
   using std::domain_error::domain_error;
 };
@@ -222,21 +222,26 @@ struct Overflow : std::overflow_error {
   using std::overflow_error::overflow_error;
 };
 
-// llround(x) as int64, or throw: llround of NaN, +-inf or a value past int64 is unspecified
-// (x86 returns INT64_MIN), which gave silently wrong expected counts.
-inline int64_t fixed_round(double x) {
+// The passes sum in 128 bits and narrow once at the end (narrow()): the result is exact, or
+// OverflowError exactly when the exact total does not fit int64, whatever the word order and
+// thread count. (They summed int64 terms before: signed overflow, UB, with huge frequencies or
+// scores; and llround of NaN, +-inf or past int64 is unspecified, x86 gives INT64_MIN: silently
+// wrong expected counts for -inf scores, found by fuzz_unigram_estep.)
+using Acc = __int128;
+
+// llround(x) (halves away from zero) in 128 bits, or throw.
+inline Acc fixed_round(double x) {
   if (std::isnan(x)) throw NotANumber("unigram: NaN in the E-step (infinite scores?)");
-  if (!(x > -9223372036854775808.0 && x < 9223372036854775808.0))
-    throw Overflow("unigram: an expected count does not fit int64 (2^-24 units)");
-  return (int64_t)std::llround(x);
+  if (!(std::fabs(x) < 0x1p126)) throw Overflow("unigram: an E-step term is too large");
+  if (std::fabs(x) >= 0x1p52) return (Acc)x;  // already an integer
+  return (Acc)std::llround(x);
 }
-inline void add_checked(int64_t& acc, int64_t d) {
-  if (__builtin_add_overflow(acc, d, &acc)) throw Overflow("unigram: a count does not fit int64");
+inline void add_checked(Acc& acc, Acc d) {
+  if (__builtin_add_overflow(acc, d, &acc)) throw Overflow("unigram: a sum does not fit 128 bits");
 }
-inline int64_t mul_checked(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) throw Overflow("unigram: a count does not fit int64");
-  return r;
+inline int64_t narrow(Acc v) {
+  if (v < (Acc)INT64_MIN || v > (Acc)INT64_MAX) throw Overflow("unigram: a count does not fit int64");
+  return (int64_t)v;
 }
 
 struct Corpus {
@@ -248,8 +253,8 @@ struct Corpus {
 
 // E-step over words [lo, hi): adds fixed-point expected counts to `expected` and
 // fixed-point freq * log P(word) to `objective`.
-inline void estep_range(const Model& m, const Corpus& c, size_t lo, size_t hi, std::vector<int64_t>& expected,
-                        int64_t& objective) {
+inline void estep_range(const Model& m, const Corpus& c, size_t lo, size_t hi, std::vector<Acc>& expected,
+                        Acc& objective) {
   std::vector<Node> nodes;
   std::vector<double> alpha, beta, terms;
   std::vector<uint32_t> by_end, end_first;
@@ -305,8 +310,8 @@ inline void estep_range(const Model& m, const Corpus& c, size_t lo, size_t hi, s
 }
 
 // Viterbi frequency of every piece over words [lo, hi).
-inline void viterbi_counts_range(const Model& m, const Corpus& c, size_t lo, size_t hi, std::vector<int64_t>& counts,
-                                 int64_t& ntokens) {
+inline void viterbi_counts_range(const Model& m, const Corpus& c, size_t lo, size_t hi, std::vector<Acc>& counts,
+                                 Acc& ntokens) {
   std::vector<int32_t> ids;
   std::vector<uint32_t> starts;
   for (size_t k = lo; k < hi; ++k) {
@@ -315,11 +320,12 @@ inline void viterbi_counts_range(const Model& m, const Corpus& c, size_t lo, siz
     viterbi(m, s, n, ids, starts);
     for (int32_t id : ids)
       if (id >= 0) add_checked(counts[(size_t)id], c.freqs[k]);
-    add_checked(ntokens, mul_checked((int64_t)ids.size(), c.freqs[k]));
+    add_checked(ntokens, (Acc)ids.size() * c.freqs[k]);
   }
 }
 
-// Runs fn(lo, hi, acc, scalar) on `threads` contiguous slices and sums the integer partials.
+// Runs fn(lo, hi, acc, scalar) on `threads` contiguous slices and sums the integer partials
+// (128-bit, narrowed to int64 at the end: OverflowError iff the exact result does not fit).
 // Slices hold about the same number of characters. The sums are of integers, so neither the
 // slicing nor the thread count changes the result.
 template <class Fn>
@@ -340,8 +346,8 @@ void run_sliced(const Corpus& c, size_t width, int threads, Fn fn, std::vector<i
     for (size_t k = 0; k < nwords && t < (size_t)threads; ++k)
       if (c.offsets[k] * (size_t)threads >= total * t) cut[t++] = k;
   }
-  std::vector<std::vector<int64_t>> acc((size_t)threads, std::vector<int64_t>(width, 0));
-  std::vector<int64_t> scal((size_t)threads, 0);
+  std::vector<std::vector<Acc>> acc((size_t)threads, std::vector<Acc>(width, 0));
+  std::vector<Acc> scal((size_t)threads, 0);
   // each slice's exception is kept and the first one rethrown after every thread has joined
   // (it used to become bad_alloc: an E-step NaN or overflow would read as out of memory)
   std::vector<std::exception_ptr> failed((size_t)threads);
@@ -370,10 +376,14 @@ void run_sliced(const Corpus& c, size_t width, int threads, Fn fn, std::vector<i
     if (f) std::rethrow_exception(f);
   out.assign(width, 0);
   scalar = 0;
-  for (int t = 0; t < threads; ++t) {
-    for (size_t i = 0; i < width; ++i) add_checked(out[i], acc[(size_t)t][i]);
-    add_checked(scalar, scal[(size_t)t]);
+  for (size_t i = 0; i < width; ++i) {
+    Acc v = 0;
+    for (int t = 0; t < threads; ++t) add_checked(v, acc[(size_t)t][i]);
+    out[i] = narrow(v);
   }
+  Acc v = 0;
+  for (int t = 0; t < threads; ++t) add_checked(v, scal[(size_t)t]);
+  scalar = narrow(v);
 }
 
 }  // namespace tf_uni
@@ -637,13 +647,13 @@ static PyObject* tf_unigram_corpus_pass(PyObject*, PyObject* args) {
   try {
     if (kEstep)
       tf_uni::run_sliced(*c, width, threads,
-                         [&](size_t lo, size_t hi, std::vector<int64_t>& acc, int64_t& sc) {
+                         [&](size_t lo, size_t hi, std::vector<tf_uni::Acc>& acc, tf_uni::Acc& sc) {
                            tf_uni::estep_range(*m, *c, lo, hi, acc, sc);
                          },
                          out, scalar);
     else
       tf_uni::run_sliced(*c, width, threads,
-                         [&](size_t lo, size_t hi, std::vector<int64_t>& acc, int64_t& sc) {
+                         [&](size_t lo, size_t hi, std::vector<tf_uni::Acc>& acc, tf_uni::Acc& sc) {
                            tf_uni::viterbi_counts_range(*m, *c, lo, hi, acc, sc);
                          },
                          out, scalar);

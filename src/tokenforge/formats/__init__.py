@@ -13,7 +13,9 @@
 * a SentencePiece ``.model`` (protobuf), loaded as a Pipeline equal to the
   ``sentencepiece`` library;
 * a BERT ``vocab.txt`` (one token per line), loaded as a BERT WordPiece
-  Pipeline (``lowercase=`` hint, default True).
+  Pipeline (``lowercase=`` hint, default True);
+* a GGUF file (llama.cpp; vocab-only files too): its tokenizer metadata,
+  as a Tokenizer or a Pipeline (see :mod:`tokenforge.formats.gguf`).
 
 Every writer is atomic (temporary file, then rename).
 """
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
 
 FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "bert_vocab")
 #: Every format ``load`` reads.
-LOAD_FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "sentencepiece", "bert_vocab")
+LOAD_FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "sentencepiece", "bert_vocab", "gguf")
 
 
 def detect_format(path: str | os.PathLike) -> str:
@@ -62,7 +64,10 @@ def detect_format(path: str | os.PathLike) -> str:
     if p.suffix == ".model":
         return "sentencepiece"
     with open(p, "rb") as f:
-        head = f.read(4096).lstrip()
+        raw = f.read(4096)
+    if p.suffix == ".gguf" or raw.startswith(b"GGUF"):
+        return "gguf"
+    head = raw.lstrip()
     if head.startswith(b"{"):
         with open(p, "rb") as f:
             whole_head = f.read(1 << 16)
@@ -119,7 +124,7 @@ def load(
 
     p = Path(path)
     fmt = detect_format(p)
-    if fmt in ("hf", "sentencepiece", "bert_vocab"):
+    if fmt in ("hf", "sentencepiece", "bert_vocab", "gguf"):
         if pattern is not None or special_tokens is not None:
             raise FileFormatError(f"pattern= and special_tokens= apply to BPE rank files, not to {fmt} files", path=p)
         return _load_pipeline(p, fmt, name, lowercase)
@@ -197,6 +202,12 @@ def _load_pipeline(p: Path, fmt: str, name: str | None, lowercase: bool | None):
     if fmt == "sentencepiece":
         f = p / "tokenizer.model" if p.is_dir() else p
         return presets.sentencepiece(f, name=name)
+    if fmt == "gguf":
+        from .gguf import load_gguf
+
+        if lowercase is not None:
+            raise FileFormatError("lowercase= applies to BERT vocab.txt files; a GGUF file states its own", path=p)
+        return load_gguf(p, name=name)
     f = p / "vocab.txt" if p.is_dir() else p
     return presets.bert_wordpiece(f, lowercase=True if lowercase is None else lowercase, name=name)
 

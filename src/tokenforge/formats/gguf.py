@@ -44,14 +44,24 @@ The tokenizer (:func:`load_gguf`) follows ``tokenizer.ggml.model``:
   types (CONTROL → special tokens, USER_DEFINED → added tokens) and
   ``tokenizer.ggml.pre``, the name of the split rules (:data:`PRE_TOKENIZERS`).
   One split regex and nothing else to express gives a fast
-  :class:`~tokenforge.Tokenizer`; a sequence of regexes (llama.cpp applies
-  several in turn for some models: every match and every gap between matches
-  becomes a piece, HF's ``Split(..., "isolated")``), user-defined tokens or a
-  BOS/EOS to add give a :class:`~tokenforge.pipeline.Pipeline` with
+  :class:`~tokenforge.Tokenizer` (when its rank-by-id merging provably gives
+  the merges' result: merges in id order, all 256 bytes present, each merged
+  token rebuilt by its own bytes). Otherwise — a sequence of regexes
+  (llama.cpp applies several in turn for some models: every match and every
+  gap between matches becomes a piece, HF's ``Split(..., "isolated")``),
+  user-defined tokens, or a BOS/EOS to add — the result is a
+  :class:`~tokenforge.pipeline.Pipeline` with
   :class:`~tokenforge.models.bpe.PieceBPE` over the printable strings, as HF
   tokenizers' ``tokenizer.json`` for those models does.
 * ``bert`` — WordPiece with the BERT pipeline (:func:`tokenforge.presets.bert_wordpiece`;
-  llama.cpp's WPM lowercases and strips accents, as uncased BERT does).
+  llama.cpp's WPM lowercases and strips accents, as uncased BERT does). The
+  converter stores word-start tokens as ``▁hello`` and continuations without
+  ``##``; the ``vocab.txt`` spelling is restored.
+
+Special ids (``tokenizer.ggml.bos_token_id``, ``eos``, ``unknown``, ``padding``,
+BERT's ``cls``/``seperator``/``mask``) name the control tokens;
+``tokenizer.ggml.add_bos_token``/``add_eos_token`` (defaults: llama.cpp's per
+model) become the post-processor that adds them when ``add_special_tokens``.
 
 The split rules per pre-tokenizer name are llama.cpp's (``src/llama-vocab.cpp``,
 MIT licence), written in the original form of the model's ``tokenizer.json``

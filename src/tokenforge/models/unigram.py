@@ -156,12 +156,18 @@ class Unigram:
             normal = [scores[i] for i, t in enumerate(tlist) if t == NORMAL]
             min_score = min(normal) if normal else 0.0
             in_lattice = [i for i, t in enumerate(tlist) if t in (NORMAL, USER_DEFINED)]
-        min_score = f32(min_score)
-        import numpy as np  # here, so that importing tokenforge does not load numpy
+        # sentencepiece (a model with piece types) keeps scores and path sums in 32-bit
+        # floats; HF tokenizers (no types) in doubles. Ties between segmentations are
+        # common, and float rounding decides them, so each gets its own arithmetic.
+        self._float32 = tlist is not None
+        if self._float32:
+            min_score = f32(min_score)
+            import numpy as np  # here, so that importing tokenforge does not load numpy
 
-        with np.errstate(over="ignore"):
-            rounded = np.asarray(scores, dtype=np.float32).astype(np.float64).tolist()
-        node_score = rounded
+            with np.errstate(over="ignore"):
+                node_score = np.asarray(scores, dtype=np.float32).astype(np.float64).tolist()
+        else:
+            node_score = list(scores)
         lattice_score = list(node_score)
         if tlist is not None:
             for i, t in enumerate(tlist):
@@ -178,7 +184,7 @@ class Unigram:
         self._exact_score = tuple(exact)
         self._exact_unk = (min(scores) if tlist is None else (min(normal) if normal else 0.0)) - UNK_PENALTY
         self._min_score = min_score
-        self._unk_score = f32(min_score - UNK_PENALTY)
+        self._unk_score = f32(min_score - UNK_PENALTY) if self._float32 else min_score - UNK_PENALTY
         lookup: dict[str, int] = {plist[i]: i for i in in_lattice}
         self._lookup = lookup
         self._lengths = tuple(sorted({len(p) for p in lookup}))
@@ -290,15 +296,17 @@ class Unigram:
         lookup = self._lookup
         score = self._node_score
         unk = self._unk_score
+        rnd = f32 if self._float32 else float  # HF's lattice: plain doubles, no renormalisation
+        reset = SCORE_RESET if self._float32 else math.inf
         frontier = 0
         for i in range(n):
             if i and frm[i] < 0:
                 continue
             here = best[i]
-            if here < -SCORE_RESET or here > SCORE_RESET:
+            if here < -reset or here > reset:
                 for j in range(i, frontier + 1):
                     if j == i or frm[j] >= 0:
-                        best[j] = f32(best[j] - here)
+                        best[j] = rnd(best[j] - here)
                 here = 0.0
             single = False
             for L in self._lengths:
@@ -313,7 +321,7 @@ class Unigram:
                 if exclude_whole and i == 0 and e == n:
                     continue
                 frontier = max(frontier, e)
-                cand = f32(score[pid] + here)
+                cand = rnd(score[pid] + here)
                 if frm[e] < 0 or cand > best[e]:
                     best[e] = cand
                     frm[e] = i
@@ -321,7 +329,7 @@ class Unigram:
             if not single and not (exclude_whole and n == 1):
                 e = i + 1
                 frontier = max(frontier, e)
-                cand = f32(unk + here)
+                cand = rnd(unk + here)
                 if frm[e] < 0 or cand > best[e]:
                     best[e] = cand
                     frm[e] = i
@@ -338,7 +346,7 @@ class Unigram:
 
     def _core(self):
         core = _native.core(self._backend)
-        if core is None:
+        if core is None or not self._float32:  # the core's lattice sums in 32-bit floats
             return None
         if self._native is None:
             pieces = [p if i in self._in_lattice else None for i, p in enumerate(self._pieces)]
