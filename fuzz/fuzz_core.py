@@ -128,7 +128,9 @@ def fuzz_unigram_viterbi(data: bytes) -> None:
     ties, +-inf scores, user-defined/control types, lone surrogates, unknown characters."""
     fdp = atheris.FuzzedDataProvider(data)
     pieces = _pieces(fdp)
-    types = None
+    # with piece types: the float32 (sentencepiece) lattice, the one the core runs; a model
+    # without types sums in doubles in Python only (HF arithmetic) and never calls the core
+    types = [1] * len(pieces)
     if fdp.ConsumeBool():
         types = [[1, 2, 3, 4, 5, 6][fdp.ConsumeIntInRange(0, 5)] for _ in pieces]
     unk_id = 0 if fdp.ConsumeBool() else None
@@ -188,7 +190,7 @@ def fuzz_unigram_estep(data: bytes) -> None:
     pieces = _pieces(fdp)
     big = fdp.ConsumeBool()
     words = _corpus(fdp, big)
-    ref = _Unigram(pieces, unk_id=None, backend="python")
+    ref = _Unigram(pieces, unk_id=None, types=[1] * len(pieces), backend="python")  # float32 scores
     lattice = [p if i in ref._in_lattice else None for i, p in enumerate(ref.pieces)]
     model = _C.unigram_model(lattice, list(ref._node_score), ref._unk_score)
     corpus = _C.unigram_corpus([w for w, _ in words], [c for _, c in words])

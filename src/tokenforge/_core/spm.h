@@ -431,6 +431,7 @@ class BPE {
     if (!byte_ids_.empty() && byte_ids_.size() != 256) throw SpmError{"byte_ids must hold 256 ids"};
     for (int32_t b : byte_ids_)
       if (b < 0 || (size_t)b >= n) throw SpmError{"byte_ids must be piece ids"};
+    pair_bits_.assign(PAIR_BITS / 64, 0);
     for (size_t i = 0; i < n; ++i) {
       const U32& p = pieces_[i];
       if (p.empty()) throw SpmError{"piece " + std::to_string(i) + " is empty"};
@@ -441,6 +442,10 @@ class BPE {
       if (table.contains_key(p)) throw SpmError{"piece " + std::to_string(i) + " is already defined"};
       table.add(p, (int32_t)i);
       if (mergeable && p.size() > max_len_) max_len_ = p.size();
+      if (mergeable && p.size() >= 2) {
+        size_t h = pair_slot((uint32_t)p[0], (uint32_t)p[1]);
+        pair_bits_[h >> 6] |= 1ull << (h & 63);
+      }
       if (t == SP_USER_DEFINED) {
         user_.add(p, (int32_t)i);
         user_first_.insert((uint32_t)p[0]);
@@ -575,6 +580,7 @@ class BPE {
   void merge(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
     out.clear();
     if (n == 0) return;
+    out.reserve(n);
     // symbols: user-defined pieces (longest match) or one character
     std::vector<uint32_t>& starts = w.starts;
     std::vector<uint32_t>& ends = w.ends;
@@ -587,6 +593,8 @@ class BPE {
     ends.clear();
     frozen.clear();
     pid.clear();
+    starts.reserve(n);
+    ends.reserve(n);
     if (user_max_) {
       size_t pos = 0;
       while (pos < n) {
@@ -629,7 +637,7 @@ class BPE {
     auto add = [&](int32_t left, int32_t right) {
       if (left < 0 || right < 0 || frozen[(size_t)left] || frozen[(size_t)right]) return;
       uint32_t a = starts[(size_t)left], b = ends[(size_t)right];
-      if (b - a > max_len_) return;
+      if (b - a > max_len_ || !may_start(text[a], text[a + 1])) return;
       int32_t i = merge_.get(text + a, b - a);
       if (i < 0) return;
       heap_push(heap, Cand{-scores_[(size_t)i], left, right, b - a, i});
@@ -730,6 +738,18 @@ class BPE {
     return top;
   }
 
+  // A filter of the first two characters of the mergeable pieces: most adjacent pairs of a
+  // text start no piece, and this answers them without a probe of the piece table.
+  static constexpr size_t PAIR_BITS = 1 << 20;
+  static size_t pair_slot(uint32_t a, uint32_t b) {
+    uint64_t k = ((uint64_t)a << 21 | b) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(k >> 44);  // 20 bits
+  }
+  bool may_start(uint32_t a, uint32_t b) const {
+    size_t h = pair_slot(a, b);
+    return (pair_bits_[h >> 6] >> (h & 63)) & 1;
+  }
+
   int32_t piece_to_id(const uint32_t* p, size_t n) const {
     int32_t r = reserved_.get(p, n);
     if (r >= 0) return r;
@@ -761,6 +781,7 @@ class BPE {
   PieceMap merge_, reserved_, user_;
   std::unordered_set<uint32_t> user_first_;
   std::vector<int32_t> emit_id_;
+  std::vector<uint64_t> pair_bits_;
   size_t max_len_ = 0, user_max_ = 0;
   bool has_unused_ = false, split_ok_ = false;
   std::unordered_set<uint32_t> before_ws_;  // characters c with c + U+2581 inside a mergeable piece

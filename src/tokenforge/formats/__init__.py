@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ..pipeline import Pipeline
     from ..tokenizer import Tokenizer
 
-FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "bert_vocab")
+FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "sentencepiece", "bert_vocab")
 #: Every format ``load`` reads.
 LOAD_FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "sentencepiece", "bert_vocab", "gguf")
 
@@ -247,6 +247,13 @@ def save(tokenizer: "Tokenizer | Pipeline", path: str | os.PathLike, format: str
     if isinstance(tokenizer, Pipeline):
         if format == "tokenforge":
             save_native(dict(tokenizer.to_dict(), kind="pipeline", name=tokenizer.name), path)
+        elif format == "sentencepiece":
+            from .sentencepiece import proto_from_pipeline, write_model
+
+            try:
+                write_model(proto_from_pipeline(tokenizer), path)
+            except FileFormatError as exc:
+                raise FileFormatError(str(exc), path=path) from None
         elif format == "bert_vocab":
             from ..models.wordpiece import WordPiece
             from .bert_vocab import save_bert_vocab

@@ -64,6 +64,7 @@ __all__ = [
     "encode_model",
     "decode_model",
     "build_model_proto",
+    "proto_from_pipeline",
 ]
 
 
@@ -615,7 +616,7 @@ def build_model_proto(
         if not hasattr(spec, key):
             raise ValueError(f"TrainerSpec has no field {key!r}")
         setattr(spec, key, value)
-    charsmap = Charsmap.named(normalization).blob
+    charsmap = Charsmap.named(normalization).blob if normalization in ("nmt_nfkc", "nmt_nfkc_cf", "identity") else b""
     ns = NormalizerSpec(
         name=normalization,
         precompiled_charsmap=charsmap,
@@ -628,3 +629,52 @@ def build_model_proto(
         trainer_spec=spec,
         normalizer_spec=ns,
     )
+
+
+def proto_from_pipeline(pipeline: Any) -> ModelProto:
+    """The ``ModelProto`` of a SentencePiece-style pipeline (one loaded from a ``.model``
+    or trained by :func:`tokenforge.train_unigram` / :func:`tokenforge.train_sentencepiece_bpe`).
+
+    The pieces, scores, types, normalization rules and flags, byte fallback, the
+    special ids and the unknown surface are what define the ids, and all of them
+    are written; training-only settings of the original file are not kept, so a
+    written file loads with the same ids (in tokenforge and in ``sentencepiece``)
+    but need not be byte-identical to the file the pipeline came from. Any other
+    pipeline raises :class:`FileFormatError` saying which part has no ``.model`` form.
+    """
+    from ..decoders import SentencePiece as SentencePieceDecoder
+    from ..models.bpe import PieceBPE
+    from ..models.unigram import Unigram
+    from ..normalizers import SentencePieceNormalizer
+
+    norm = pipeline.normalizer
+    model = pipeline.model
+    if not isinstance(norm, SentencePieceNormalizer):
+        raise FileFormatError(
+            f"a .model file carries sentencepiece's normalizer; this pipeline's is {type(norm).__name__}"
+        )
+    if isinstance(model, Unigram) and model.types is not None:
+        model_type, pieces, scores, types = ModelType.UNIGRAM, list(model.pieces), list(model.scores), list(model.types)
+    elif isinstance(model, PieceBPE) and model.is_sentencepiece:
+        pieces = [model.id_to_token(i) for i in range(model.vocab_size)]
+        model_type, scores, types = ModelType.BPE, list(model.scores), list(model.types)
+    else:
+        raise FileFormatError(
+            f"a .model file holds a sentencepiece Unigram or score-ranked BPE model; this pipeline's model is "
+            f"{type(model).__name__}" + (" without sentencepiece piece types" if isinstance(model, Unigram) else "")
+        )
+    if pipeline.post_processor is not None:
+        raise FileFormatError(
+            "a .model file has no post-processor: sentencepiece adds BOS/EOS only when the caller asks"
+        )
+    proto = build_model_proto(
+        pieces, scores, types, model_type=model_type, normalization=norm.name or "",
+        add_dummy_prefix=norm.add_dummy_prefix, remove_extra_whitespaces=norm.remove_extra_whitespaces,
+        trainer_settings={"byte_fallback": bool(model.byte_fallback)},
+    )
+    proto.normalizer_spec.precompiled_charsmap = norm.charsmap.blob
+    proto.normalizer_spec.escape_whitespaces = norm.escape_whitespaces
+    dec = pipeline.decoder
+    if isinstance(dec, SentencePieceDecoder):
+        proto.trainer_spec.unk_surface = dec.unk_surface
+    return proto

@@ -30,7 +30,7 @@ def model_from_dict(data: Mapping[str, Any] | None) -> Any:
         from .unigram import Unigram
 
         return Unigram.from_dict(data)
-    if kind == "BPE":
+    if kind in ("BPE", "SentencePieceBPE"):
         from .bpe import PieceBPE
 
         return PieceBPE.from_dict(data)
@@ -38,4 +38,4 @@ def model_from_dict(data: Mapping[str, Any] | None) -> Any:
         from .wordlevel import WordLevel
 
         return WordLevel.from_dict(data)
-    raise FileFormatError(f"unsupported model type {kind!r} (known: BPE, WordPiece, Unigram, WordLevel)")
+    raise FileFormatError(f"unsupported model type {kind!r} (known: BPE, SentencePieceBPE, WordPiece, Unigram, WordLevel)")
