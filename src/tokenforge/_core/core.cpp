@@ -20,6 +20,7 @@
 
 #include "backtrack.h"
 #include "bpe.h"
+#include "ranks.h"
 #include "scan.h"
 #include "spm.h"
 #include "train.h"
@@ -553,6 +554,7 @@ PyMethodDef module_methods[] = {
     {"class_table", (PyCFunction)tf_class_table, METH_NOARGS, "Unicode class bits of every code point."},
     {"learn_merges", (PyCFunction)tf_learn_merges, METH_VARARGS, "Native BPE merge loop."},
     {"count_pieces", (PyCFunction)tf_count_pieces, METH_VARARGS, "Count the scanner's pieces of UTF-8 bytes."},
+    {"parse_ranks", (PyCFunction)tf_parse_ranks, METH_O, "A well-formed tiktoken rank file as {bytes: int}."},
     {"unigram_model", (PyCFunction)tf_unigram_model, METH_VARARGS, "Unigram lattice model (capsule)."},
     {"unigram_rescore", (PyCFunction)tf_unigram_rescore, METH_VARARGS, "Unigram training: new scores."},
     {"unigram_corpus", (PyCFunction)tf_unigram_corpus, METH_VARARGS, "Unigram training words (capsule)."},

@@ -99,6 +99,24 @@ inline bool decode_utf8(const uint8_t* p, size_t n, U32& out) {
   return true;
 }
 
+// A set of code points: a bitmap for the BMP, a hash set above it.
+class CharSet {
+ public:
+  CharSet() : bmp_(0x10000 / 64, 0) {}
+  void insert(uint32_t c) {
+    if (c < 0x10000) bmp_[c >> 6] |= 1ull << (c & 63);
+    else astral_.insert(c);
+  }
+  bool count(uint32_t c) const {
+    if (c < 0x10000) return (bmp_[c >> 6] >> (c & 63)) & 1;
+    return !astral_.empty() && astral_.count(c);
+  }
+
+ private:
+  std::vector<uint64_t> bmp_;
+  std::unordered_set<uint32_t> astral_;
+};
+
 // ---------------------------------------------------------------------------------------
 // The precompiled charsmap
 
@@ -337,7 +355,7 @@ class Normalizer {
   bool add_dummy_prefix_, remove_extra_, escape_;
   std::vector<U32> udf_store_;
   std::unordered_set<U32View> udf_;
-  std::unordered_set<uint32_t> udf_first_;
+  CharSet udf_first_;
   size_t udf_max_ = 0;
 };
 
@@ -370,8 +388,13 @@ class PieceMap {
     for (size_t s = (size_t)h & mask;; s = (s + 1) & mask) {
       const Slot& x = slots_[s];
       if (x.id < 0) return -1;
-      if (x.hash == h && x.len == n && std::memcmp(keys_.data() + x.off, p, n * 4) == 0) return x.id;
+      if (x.hash == h && x.len == n && same(keys_.data() + x.off, p, n)) return x.id;
     }
+  }
+  static bool same(const uint32_t* a, const uint32_t* b, size_t n) {
+    for (size_t k = 0; k < n; ++k)
+      if (a[k] != b[k]) return false;
+    return true;
   }
   bool contains_key(const U32& key) const { return get((const uint32_t*)key.data(), key.size()) >= 0; }
 
@@ -461,6 +484,9 @@ class BPE {
       for (size_t k = 1; k < p.size(); ++k)
         if (p[k] == 0x2581) before_ws_.insert((uint32_t)p[k - 1]);
     }
+    // what a one-character symbol of the BMP emits
+    single_id_.resize(0x10000);
+    for (uint32_t c = 0; c < 0x10000; ++c) single_id_[c] = piece_to_id(&c, 1);
     // what a mergeable piece emits (PieceToId looks up reserved pieces first)
     emit_id_.resize(n);
     for (size_t i = 0; i < n; ++i) {
@@ -614,9 +640,11 @@ class BPE {
         pos += size;
       }
     } else {
+      starts.resize(n);
+      ends.resize(n);
       for (size_t k = 0; k < n; ++k) {
-        starts.push_back((uint32_t)k);
-        ends.push_back((uint32_t)(k + 1));
+        starts[k] = (uint32_t)k;
+        ends[k] = (uint32_t)(k + 1);
       }
       frozen.assign(n, 0);
       pid.assign(n, -2);
@@ -664,7 +692,9 @@ class BPE {
     for (int32_t k = 0; k != -1; k = nxt[(size_t)k]) {
       uint32_t s = starts[(size_t)k], e = ends[(size_t)k];
       int32_t known = pid[(size_t)k];
-      int32_t id = known >= 0 ? emit_id_[(size_t)known] : piece_to_id(text + s, e - s);
+      int32_t id = known >= 0                            ? emit_id_[(size_t)known]
+                   : (e - s == 1 && text[s] < 0x10000) ? single_id_[text[s]]
+                                                        : piece_to_id(text + s, e - s);
       if (!(has_unused_ && types_[(size_t)id] == SP_UNUSED)) {
         emit(text, id, s, e, out, prev_unk);
         continue;
@@ -779,12 +809,12 @@ class BPE {
   int32_t unk_id_;
   std::vector<int32_t> byte_ids_;
   PieceMap merge_, reserved_, user_;
-  std::unordered_set<uint32_t> user_first_;
-  std::vector<int32_t> emit_id_;
+  CharSet user_first_;
+  std::vector<int32_t> emit_id_, single_id_;
   std::vector<uint64_t> pair_bits_;
   size_t max_len_ = 0, user_max_ = 0;
   bool has_unused_ = false, split_ok_ = false;
-  std::unordered_set<uint32_t> before_ws_;  // characters c with c + U+2581 inside a mergeable piece
+  CharSet before_ws_;  // characters c with c + U+2581 inside a mergeable piece
   mutable PartMemo memo_;
 };
 

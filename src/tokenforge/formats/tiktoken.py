@@ -24,6 +24,14 @@ def parse_ranks(data: bytes, path: object = "<rank file>") -> dict[bytes, int]:
     base64, a missing field, a duplicate, a negative rank, blank lines) is
     re-read line by line to name the line and the problem.
     """
+    from .. import _native
+
+    core = _native.core()
+    if core is not None and hasattr(core, "parse_ranks"):
+        try:
+            return core.parse_ranks(data)
+        except ValueError:
+            return _parse_ranks_checked(data, path)
     try:
         a2b = binascii.a2b_base64
         ranks = {a2b(tok, strict_mode=True): int(rank) for tok, rank in (line.split() for line in data.splitlines())}
