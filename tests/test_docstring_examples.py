@@ -28,6 +28,12 @@ MODULES = [
     "tokenforge.trainers.wordpiece",
     "tokenforge.formats.bert_vocab",
     "tokenforge.formats.gguf",
+    "tokenforge.analysis.metrics",
+    "tokenforge.analysis.accounting",
+    "tokenforge.analysis.compare",
+    "tokenforge.analysis.offsets",
+    "tokenforge.analysis.extend",
+    "tokenforge.chat",
 ]
 
 

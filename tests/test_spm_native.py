@@ -315,6 +315,71 @@ def test_bpe_encode_piece_uses_native_and_python_backend_is_the_reference(monkey
     assert model.encode_piece("▁abx▁ab") == [4, 3, 0, 4, 3]
 
 
+# -- Unigram -----------------------------------------------------------------------------
+
+UNI_CHARS = "ab▁中😀é"
+
+
+@st.composite
+def unigram_models(draw):
+    """Small Unigram tables with tied, huge (rebasing) and tiny scores and every piece type."""
+    pieces = draw(st.lists(st.text(UNI_CHARS, min_size=1, max_size=4), min_size=1, max_size=20, unique=True))
+    scores = [draw(st.sampled_from([-1.0, -2.0, -0.5, -3000.0, -3000.5, 0.0, -1e5, -5e4, -20.0]))
+              if draw(st.booleans()) else -draw(st.integers(0, 40)) / 4 for _ in pieces]
+    types = [draw(st.sampled_from([1, 1, 1, 2, 3, 4, 5])) for _ in pieces] if draw(st.booleans()) else None
+    return pieces, scores, types
+
+
+def _lattice(model):
+    return core.SpmUnigram(
+        [p if i in model._in_lattice else None for i, p in enumerate(model.pieces)],
+        list(model._node_score), model._unk_score,
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(spec=unigram_models(), text=st.text(UNI_CHARS + "x", max_size=60))
+def test_unigram_viterbi_equals_python_and_hash_trie(spec, text):
+    from tokenforge.models.unigram import Unigram
+
+    pieces, scores, types = spec
+    model = Unigram(list(zip(pieces, scores)), unk_id=None, types=types)
+    ids, starts = _lattice(model).viterbi(text)
+    assert list(zip(ids, starts)) == (model._viterbi_py(text) or [])
+    if model._core() is not None:
+        assert (ids, starts) == tuple(core.unigram_viterbi(model._native, text))
+
+
+def test_unigram_viterbi_equals_hash_trie_on_real_text(shared_data):
+    for name in ("albert_spiece.model", "spm_test_ja_unigram.model", "hf_test_unigram.model"):
+        path = shared_data / "vocab" / "sentencepiece" / name
+        if not path.is_file():
+            continue
+        tok = tokenforge.load(str(path))
+        model = tok.model
+        model._core()
+        lattice = _lattice(model)
+        for corpus in ("tinyshakespeare.txt", "wagahaiwa_nekodearu.txt"):
+            f = shared_data / "text" / corpus
+            if f.is_file():
+                text = tok.normalizer.normalize_str(f.read_text(encoding="utf-8")[:30000])
+                assert lattice.viterbi(text) == tuple(core.unigram_viterbi(model._native, text))
+
+
+def test_spm_unigram_rejects_bad_arguments():
+    with pytest.raises(ValueError):
+        core.SpmUnigram(["a"], [float("nan")], -10.0)
+    with pytest.raises(ValueError):
+        core.SpmUnigram(["a"], [0.0], float("nan"))
+    with pytest.raises(ValueError):
+        core.SpmUnigram(["a", "b"], [0.0], -10.0)
+    with pytest.raises(TypeError):
+        core.SpmUnigram(["a"], ["x"], -10.0)
+    with pytest.raises(TypeError):
+        core.SpmUnigram([1], [0.0], -10.0)
+    assert core.SpmUnigram([], [], -10.0).viterbi("ab") == ([-1, -1], [0, 1])
+
+
 # -- the fused pipeline path -----------------------------------------------------------
 
 

@@ -28,6 +28,7 @@ def main() -> None:
     ap.add_argument("--shared", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--json", default=None)
     ap.add_argument("--only", default=None, help="substring of the case names to run")
+    ap.add_argument("--detail", default=None, help="also write the per-corpus tables (markdown) here")
     args = ap.parse_args()
     shared = Path(args.shared)
     files = corpora(shared)
@@ -41,16 +42,22 @@ def main() -> None:
         ours, ref = case.build(shared / "vocab")
         docs = lines = tokens = mismatches = 0
         examples = []
+        per_file = []
         for path in files:
             text = safe(read_text(path), case)
             units = [text] + text.splitlines()
             got, want = ours(units), ref(units)
+            f_tokens = f_bad = 0
             for k, (a, b) in enumerate(zip(got, want)):
-                tokens += len(b)
+                f_tokens += len(b)
                 if a != b:
-                    mismatches += 1
+                    f_bad += 1
                     if len(examples) < 5:
                         examples.append((path.name, "whole" if k == 0 else f"line {k}"))
+            per_file.append({"corpus": str(path.relative_to(shared / "text")), "lines": len(units) - 1,
+                             "tokens": f_tokens, "mismatches": f_bad})
+            tokens += f_tokens
+            mismatches += f_bad
             docs += 1
             lines += len(units) - 1
         adv = [safe(t, case) for t in ADVERSARIAL]
@@ -61,7 +68,7 @@ def main() -> None:
                 examples.append(("adversarial", t[:30]))
         row = {"tokenizer": case.name, "reference": case.library, "documents": docs, "lines": lines,
                "adversarial": len(adv), "tokens": tokens, "mismatches": mismatches, "examples": examples,
-               "seconds": round(time.perf_counter() - t0, 1)}
+               "seconds": round(time.perf_counter() - t0, 1), "per_corpus": per_file}
         rows.append(row)
         print(f"| `{case.name}` | {case.library} | {docs} | {lines:,} | {tokens:,} | {mismatches} |", flush=True)
         if examples:
@@ -69,6 +76,17 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)
+    if args.detail:
+        with open(args.detail, "w", encoding="utf-8") as f:
+            f.write("# Differential run: every tokenizer × every corpus\n\n")
+            f.write("Produced by `python tools/differential_report.py --detail docs/differential.md`. Each corpus is\n")
+            f.write("compared as one whole document and line by line; tokens are the reference's token count.\n")
+            for row in rows:
+                f.write(f"\n## `{row['tokenizer']}` vs {row['reference']}\n\n")
+                f.write("| corpus | lines | tokens compared | mismatches |\n|---|---:|---:|---:|\n")
+                for c in row["per_corpus"]:
+                    f.write(f"| {c['corpus']} | {c['lines']:,} | {c['tokens']:,} | {c['mismatches']} |\n")
+                f.write(f"| adversarial strings | {row['adversarial']} | | |\n")
 
 
 if __name__ == "__main__":

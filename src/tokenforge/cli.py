@@ -4,7 +4,8 @@
                      [--pattern P] [--out PATH] [--workers N]
     tokenforge encode [TEXT] [--file F] [--tokenizer T] [--allowed-special all|TOKEN,...] [--json]
     tokenforge decode [IDS...] [--tokenizer T] [--json]
-    tokenforge info [--tokenizer T] [--json]
+    tokenforge info [--tokenizer T] [--json] [--accounting [--pad-to N] [--d-model D] [--untied]]
+    tokenforge compare TOKENIZERS... [--text FILES...] [--format table|markdown|csv|json] [--plot OUT.png]
 
 With no files, ``train`` learns a byte-level BPE tokenizer from the corpus
 embedded in the package and reports bytes/token on each language's held-out
@@ -228,6 +229,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     from .pipeline import Pipeline
 
     tok = _open_tokenizer(args.tokenizer)
+    if getattr(args, "accounting", False):
+        from .analysis.accounting import accounting_main
+
+        return accounting_main(tok, args)
     if isinstance(tok, Pipeline):
         return _pipeline_info(tok, args)
     data = tok.to_dict()
@@ -338,6 +343,12 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--tokenizer", "-t", default=DEFAULT_TOKENIZER, help="encoding name or tokenizer file")
     i.add_argument("--json", action="store_true")
     i.set_defaults(func=cmd_info)
+
+    from .analysis.accounting import register_accounting_args
+    from .analysis.compare import register_compare
+
+    register_accounting_args(i)  # --accounting --pad-to N --d-model D --untied
+    register_compare(sub)
     return p
 
 

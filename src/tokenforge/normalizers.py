@@ -1239,6 +1239,10 @@ class SentencePieceNormalizer(Normalizer):
     At each position the longest rule matching a prefix applies; otherwise
     one character is copied.
 
+    :meth:`normalize_str` runs in the native core (``_core.SpmNormalizer``,
+    ``_core/spm.h``) when it is built; ``TOKENFORGE_BACKEND=python`` selects
+    the Python code here, which is its reference.
+
     >>> SentencePieceNormalizer("nmt_nfkc").normalize_str("  Hello\\u3000 ﬃ  world ")
     '▁Hello▁ffi▁world'
     >>> nt = SentencePieceNormalizer("nmt_nfkc").normalize(NormalizedText(" ﬃ"))

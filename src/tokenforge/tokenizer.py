@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _native, bytelevel
 from .decoders import StreamDecoder, bytes_to_text, check_errors
@@ -33,6 +33,9 @@ from .errors import (
 from .models.bpe import BPE, _check_dropout
 from .pretokenizers import RegexSplit, pre_tokenizer_from_dict
 from .specials import SpecialPolicy, SpecialTokens
+
+if TYPE_CHECKING:
+    from .analysis.offsets import TokenSpan
 
 #: Pieces up to this many characters are memoised.
 _CACHE_PIECE_CHARS = 64
@@ -514,6 +517,14 @@ class Tokenizer:
                 append(ids[0])
             else:
                 extend(ids)
+
+    def encode_with_offsets(self, text: str, **kwargs: Any) -> "list[TokenSpan]":
+        """Each token of ``encode(text, **kwargs)`` with its span in ``text``: code points
+        and UTF-8 bytes; a token holding part of a character is marked ``partial``
+        (seed 000 §5.6). See :func:`tokenforge.analysis.offsets.encode_with_offsets`."""
+        from .analysis.offsets import encode_with_offsets
+
+        return encode_with_offsets(self, text, **kwargs)
 
     def encode_single_token(self, token: str | bytes) -> int:
         """The id of text (or bytes) that is exactly one token; else UnknownTokenError."""

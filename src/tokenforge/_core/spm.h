@@ -30,6 +30,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -41,8 +43,6 @@
 #include <unordered_set>
 #include <utility>
 #include <vector>
-
-#include "unigram.h"
 
 namespace tf_spm {
 
@@ -818,6 +818,204 @@ class BPE {
   mutable PartMemo memo_;
 };
 
+// ---------------------------------------------------------------------------------------
+// Unigram Viterbi over a double-array trie
+
+// The encoding side of a Unigram model: the pieces that may appear in a segmentation in a
+// double-array trie over their UTF-8 bytes (one array probe per byte, as sentencepiece's
+// darts), their node scores, and the unknown-character score. viterbi() is
+// tf_uni::viterbi (unigram.h) step for step - float path scores rebased past +-1e5, the
+// earlier start winning ties - with this trie in place of the hash trie; the candidates at
+// a position (every piece that is a prefix of the rest, shortest first) are the same.
+class UnigramLattice {
+ public:
+  // pieces[i] empty: piece i is not in the lattice. scores must not be NaN.
+  UnigramLattice(const std::vector<U32>& pieces, const std::vector<double>& scores, float unk_score)
+      : unk_score_(unk_score) {
+    score_.resize(scores.size());
+    for (size_t i = 0; i < scores.size(); ++i) score_[i] = (float)scores[i];
+    // 1. a pointer trie over the UTF-8 bytes (surrogates as "surrogatepass")
+    struct TNode {
+      std::vector<std::pair<uint8_t, int32_t>> kids;
+      int32_t value = -1;
+    };
+    std::vector<TNode> t(1);
+    uint8_t b[4];
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      const U32& p = pieces[i];
+      if (p.empty()) continue;
+      int32_t node = 0;
+      for (char32_t c : p) {
+        int len = utf8_of((uint32_t)c, b);
+        for (int k = 0; k < len; ++k) {
+          int32_t next = -1;
+          for (auto& kid : t[(size_t)node].kids)
+            if (kid.first == b[k]) { next = kid.second; break; }
+          if (next < 0) {
+            next = (int32_t)t.size();
+            t[(size_t)node].kids.emplace_back(b[k], next);
+            t.emplace_back();
+          }
+          node = next;
+        }
+      }
+      t[(size_t)node].value = (int32_t)i;  // a repeated piece: the later id, as tf_uni's trie
+    }
+    // 2. placed breadth first: the child of unit s by byte c is unit base(s) + c, owned
+    //    by s (check == s). Free units have check -1 and are kept in a list, which the
+    //    search for a base walks (a unit that keeps failing is dropped from it, as darts'
+    //    builder does); leaves get a base that no byte reaches.
+    std::vector<int32_t> next_free, prev_free;
+    std::vector<uint8_t> tries;
+    int32_t head = -1, tail = -1;
+    auto unlink = [&](int32_t u) {
+      int32_t a = prev_free[(size_t)u], b = next_free[(size_t)u];
+      if (a >= 0) next_free[(size_t)a] = b; else head = b;
+      if (b >= 0) prev_free[(size_t)b] = a; else tail = a;
+      prev_free[(size_t)u] = next_free[(size_t)u] = -2;  // not in the list
+    };
+    auto grow = [&](size_t size) {
+      if (size > (size_t)INT32_MAX - 1024) throw std::length_error("unigram trie too large");
+      size_t old = da_.size();
+      if (size <= old) return;
+      da_.resize(size, Unit{0, -1, -1});
+      next_free.resize(size, -1);
+      prev_free.resize(size, -1);
+      tries.resize(size, 0);
+      for (size_t u = old; u < size; ++u) {
+        prev_free[u] = tail;
+        next_free[u] = -1;
+        if (tail >= 0) next_free[(size_t)tail] = (int32_t)u; else head = (int32_t)u;
+        tail = (int32_t)u;
+      }
+    };
+    grow(1024);
+    da_[0].check = -2;  // the root
+    unlink(0);
+    std::vector<std::pair<int32_t, int32_t>> queue{{0, 0}};  // (pointer node, unit)
+    for (size_t q = 0; q < queue.size(); ++q) {
+      auto [tn, unit] = queue[q];
+      auto& kids = t[(size_t)tn].kids;
+      da_[(size_t)unit].value = t[(size_t)tn].value;
+      if (kids.empty()) {
+        da_[(size_t)unit].base = LEAF;
+        continue;
+      }
+      std::sort(kids.begin(), kids.end());
+      int64_t base = 0;
+      for (int32_t f = head;;) {
+        if (f < 0) {
+          size_t old = da_.size();
+          grow(old + 1024);
+          f = (int32_t)old;
+        }
+        int32_t after = next_free[(size_t)f];
+        base = (int64_t)f - kids[0].first;
+        if (base >= 1) {
+          grow((size_t)base + 512);
+          bool ok = true;
+          for (auto& kid : kids)
+            if (da_[(size_t)base + kid.first].check != -1) { ok = false; break; }
+          if (ok) break;
+        }
+        if (++tries[(size_t)f] >= 16) unlink(f);
+        f = after;
+      }
+      da_[(size_t)unit].base = (int32_t)base;
+      for (auto& kid : kids) {
+        size_t u = (size_t)base + kid.first;
+        da_[u].check = unit;
+        if (prev_free[u] != -2) unlink((int32_t)u);
+        queue.emplace_back(kid.second, (int32_t)u);
+      }
+      std::vector<std::pair<uint8_t, int32_t>>().swap(kids);
+    }
+  }
+
+  // Best path of s[0:n]: ids (-1 = unknown character) and their start positions.
+  void viterbi(const uint32_t* s, size_t n, std::vector<int32_t>& ids, std::vector<uint32_t>& starts) const {
+    ids.clear();
+    starts.clear();
+    if (n == 0) return;
+    // UTF-8 of the text and where each character starts in it
+    std::vector<uint8_t> bytes;
+    std::vector<uint32_t> at(n + 1);
+    bytes.reserve(n + n / 2);
+    uint8_t b[4];
+    for (size_t i = 0; i < n; ++i) {
+      at[i] = (uint32_t)bytes.size();
+      int len = utf8_of(s[i], b);
+      bytes.insert(bytes.end(), b, b + len);
+    }
+    at[n] = (uint32_t)bytes.size();
+    constexpr float kReset = 100000.0f;
+    std::vector<float> best(n + 1, 0.0f);
+    std::vector<int64_t> from(n + 1, -1);
+    std::vector<int32_t> last(n + 1, -1);
+    const Unit* da = da_.data();
+    const size_t da_size = da_.size();
+    size_t frontier = 0;
+    for (size_t i = 0; i < n; ++i) {
+      float here = best[i];
+      if (here < -kReset || here > kReset) {
+        const float offset = here;
+        for (size_t j = i; j <= frontier; ++j)
+          if (j == i || from[j] >= 0) best[j] -= offset;
+        here = 0.0f;
+      }
+      int64_t unit = 0;
+      bool single = false;
+      size_t q = at[i];
+      for (size_t j = i; j < n; ++j) {
+        const size_t stop = at[j + 1];
+        bool ok = true;
+        for (; q < stop; ++q) {
+          const int64_t next = (int64_t)da[unit].base + bytes[q];
+          if (next < 0 || (size_t)next >= da_size || da[next].check != unit) { ok = false; break; }
+          unit = next;
+        }
+        if (!ok) break;
+        const int32_t id = da[unit].value;
+        if (id < 0) continue;
+        if (j == i) single = true;
+        const size_t e = j + 1;
+        frontier = std::max(frontier, e);
+        const float cand = score_[(size_t)id] + here;
+        if (from[e] < 0 || cand > best[e]) {
+          best[e] = cand;
+          from[e] = (int64_t)i;
+          last[e] = id;
+        }
+      }
+      if (!single) {
+        const size_t e = i + 1;
+        frontier = std::max(frontier, e);
+        const float cand = unk_score_ + here;
+        if (from[e] < 0 || cand > best[e]) {
+          best[e] = cand;
+          from[e] = (int64_t)i;
+          last[e] = -1;
+        }
+      }
+    }
+    for (size_t e = n; e > 0; e = (size_t)from[e]) {
+      ids.push_back(last[e]);
+      starts.push_back((uint32_t)from[e]);
+    }
+    std::reverse(ids.begin(), ids.end());
+    std::reverse(starts.begin(), starts.end());
+  }
+
+ private:
+  static constexpr int32_t LEAF = -1024;  // base of a leaf: base + byte < 0, never a unit
+  struct Unit {
+    int32_t base, check, value;
+  };
+  std::vector<Unit> da_;
+  std::vector<float> score_;
+  float unk_score_;
+};
+
 }  // namespace tf_spm
 
 // ---------------------------------------------------------------------------------------
@@ -835,6 +1033,19 @@ inline void set_format_error(const std::string& msg) {
   if (!cls) return;  // the import error stays set
   PyErr_SetString(cls, msg.c_str());
   Py_DECREF(cls);
+}
+
+// A tuple of the items of seq (owning them), or nullptr with TypeError(msg).
+inline PyObject* as_tuple(PyObject* seq, const char* msg) {
+  if (PyTuple_Check(seq)) {
+    Py_INCREF(seq);
+    return seq;
+  }
+  if (!PyList_Check(seq)) {
+    PyErr_SetString(PyExc_TypeError, msg);
+    return nullptr;
+  }
+  return PyList_AsTuple(seq);
 }
 
 // The code points of a str.
@@ -921,7 +1132,7 @@ inline int SpmNormalizer_init(SpmNormalizerObject* self, PyObject* args, PyObjec
     return 0;
   }
   std::vector<U32> symbols;
-  PyObject* seq = PySequence_Fast(udf, "user_defined must be a sequence of str");
+  PyObject* seq = as_tuple(udf, "user_defined must be a sequence of str");
   if (!seq) { PyBuffer_Release(&blob); return -1; }
   bool ok = true;
   try {
@@ -1009,10 +1220,10 @@ inline int SpmBPE_init(SpmBPEObject* self, PyObject* args, PyObject* kwds) {
   PyObject *ps = nullptr, *ss = nullptr, *ts = nullptr, *bs = nullptr;
   bool ok = false;
   try {
-    ps = PySequence_Fast(pieces, "pieces must be a sequence of str");
-    ss = ps ? PySequence_Fast(scores, "scores must be a sequence of float") : nullptr;
-    ts = ss ? PySequence_Fast(types, "types must be a sequence of int") : nullptr;
-    if (ts && byte_ids != Py_None) bs = PySequence_Fast(byte_ids, "byte_ids must be None or a sequence of int");
+    ps = as_tuple(pieces, "pieces must be a sequence of str");
+    ss = ps ? as_tuple(scores, "scores must be a sequence of float") : nullptr;
+    ts = ss ? as_tuple(types, "types must be a sequence of int") : nullptr;
+    if (ts && byte_ids != Py_None) bs = as_tuple(byte_ids, "byte_ids must be None or a sequence of int");
     if (ts && (byte_ids == Py_None || bs)) {
       ok = true;
       for (Py_ssize_t k = 0; ok && k < PySequence_Fast_GET_SIZE(ps); ++k) {
@@ -1167,6 +1378,112 @@ inline PyObject* spm_bpe_encode(PyObject*, PyObject* args) {
   return SpmBPE_list_of_ids(bs, out);
 }
 
+// --- SpmUnigram ------------------------------------------------------------------------
+
+struct SpmUnigramObject {
+  PyObject_HEAD
+  tf_spm::UnigramLattice* impl;
+};
+
+// SpmUnigram(pieces: list[str | None], scores: list[float], unk_score: float): the arguments
+// of unigram_model (None: not in the lattice).
+inline int SpmUnigram_init(SpmUnigramObject* self, PyObject* args, PyObject* kwds) {
+  static const char* kwlist[] = {"pieces", "scores", "unk_score", nullptr};
+  PyObject *pieces, *scores;
+  double unk_score;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOd", (char**)kwlist, &pieces, &scores, &unk_score)) return -1;
+  if (self->impl) return 0;
+  if (std::isnan(unk_score)) {
+    PyErr_SetString(PyExc_ValueError, "SpmUnigram: unk_score is NaN");
+    return -1;
+  }
+  PyObject* ps = as_tuple(pieces, "pieces must be a list of str or None");
+  if (!ps) return -1;
+  PyObject* ss = as_tuple(scores, "scores must be a list of float");
+  if (!ss) { Py_DECREF(ps); return -1; }
+  bool ok = PyTuple_GET_SIZE(ps) == PyTuple_GET_SIZE(ss);
+  if (!ok) PyErr_SetString(PyExc_ValueError, "SpmUnigram: pieces and scores must have the same length");
+  std::vector<U32> p;
+  std::vector<double> sc;
+  try {
+    for (Py_ssize_t k = 0; ok && k < PyTuple_GET_SIZE(ps); ++k) {
+      PyObject* o = PyTuple_GET_ITEM(ps, k);
+      PyObject* f = PyTuple_GET_ITEM(ss, k);
+      if (!PyFloat_Check(f) && !PyLong_Check(f)) {
+        PyErr_Format(PyExc_TypeError, "SpmUnigram: score %zd must be a number", k);
+        ok = false;
+        break;
+      }
+      double d = PyFloat_Check(f) ? PyFloat_AS_DOUBLE(f) : PyLong_AsDouble(f);
+      if (d == -1.0 && PyErr_Occurred()) { ok = false; break; }
+      if (std::isnan(d)) {
+        PyErr_Format(PyExc_ValueError, "SpmUnigram: score %zd is NaN", k);
+        ok = false;
+        break;
+      }
+      sc.push_back(d);
+      U32 x;
+      if (o != Py_None && !u32_string_of(o, x)) { ok = false; break; }
+      p.push_back(std::move(x));
+    }
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    ok = false;
+  }
+  Py_DECREF(ps);
+  Py_DECREF(ss);
+  if (!ok) return -1;
+  tf_spm::UnigramLattice* impl = nullptr;
+  if (!run_released(false, [&] { impl = new tf_spm::UnigramLattice(p, sc, (float)unk_score); })) return -1;
+  self->impl = impl;
+  return 0;
+}
+
+inline void SpmUnigram_dealloc(SpmUnigramObject* self) {
+  delete self->impl;
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+// viterbi(text: str) -> (ids, starts), as unigram_viterbi (id -1: unknown character)
+inline PyObject* SpmUnigram_viterbi(SpmUnigramObject* self, PyObject* arg) {
+  if (!self->impl) {
+    PyErr_SetString(PyExc_ValueError, "SpmUnigram is not initialised");
+    return nullptr;
+  }
+  std::vector<uint32_t> text;
+  std::vector<int32_t> ids;
+  std::vector<uint32_t> starts;
+  try {
+    if (!u32_of(arg, text)) return nullptr;
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  }
+  const tf_spm::UnigramLattice& impl = *self->impl;
+  if (!run_released(text.size() >= tf_spm::RELEASE_GIL_AT, [&] {
+        if (text.size() > (size_t)INT32_MAX) throw std::length_error("text too long");
+        impl.viterbi(text.data(), text.size(), ids, starts);
+      }))
+    return nullptr;
+  PyObject* a = PyList_New((Py_ssize_t)ids.size());
+  PyObject* b = PyList_New((Py_ssize_t)starts.size());
+  if (!a || !b) { Py_XDECREF(a); Py_XDECREF(b); return nullptr; }
+  for (size_t k = 0; k < ids.size(); ++k) {
+    PyObject* x = PyLong_FromLong(ids[k]);
+    PyObject* y = PyLong_FromUnsignedLong(starts[k]);
+    if (!x || !y) { Py_XDECREF(x); Py_XDECREF(y); Py_DECREF(a); Py_DECREF(b); return nullptr; }
+    PyList_SET_ITEM(a, (Py_ssize_t)k, x);
+    PyList_SET_ITEM(b, (Py_ssize_t)k, y);
+  }
+  return Py_BuildValue("(NN)", a, b);
+}
+
+inline PyMethodDef SpmUnigram_methods[] = {
+    {"viterbi", (PyCFunction)SpmUnigram_viterbi, METH_O, "Best path: (ids, starts); id -1 = unknown character."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+inline PyTypeObject SpmUnigramType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
 // --- Unigram, fused with the normalizer -----------------------------------------------
 
 // A list of non-negative ids; ids below 2^20 reuse one int object each, kept for the life
@@ -1204,23 +1521,27 @@ inline PyObject* list_of_shared_ints(const std::vector<int32_t>& ids) {
   return list;
 }
 
-// spm_unigram_encode(normalizer: SpmNormalizer, model: unigram model capsule, unk_id: int (-1: none),
+// spm_unigram_encode(normalizer: SpmNormalizer, model: SpmUnigram, unk_id: int (-1: none),
 //                    byte_ids: sequence of 256 ints or None, text: str) -> list[int] | None
 // The ids of sentencepiece's Unigram encoding of text: normalization, the Viterbi path
-// (tf_uni::viterbi) and Unigram._finish (runs of unknown characters become one unk_id,
+// (UnigramLattice::viterbi) and Unigram._finish (runs of unknown characters become one unk_id,
 // or with byte_ids the bytes of each of their characters). None when a run of unknown
 // characters has neither (the caller raises as the Python path does).
 inline PyObject* spm_unigram_encode(PyObject*, PyObject* args) {
   PyObject *norm, *cap, *text, *byte_ids;
   int unk_id;
-  if (!PyArg_ParseTuple(args, "O!OiOU", &SpmNormalizerType, &norm, &cap, &unk_id, &byte_ids, &text)) return nullptr;
+  if (!PyArg_ParseTuple(args, "O!O!iOU", &SpmNormalizerType, &norm, &SpmUnigramType, &cap, &unk_id, &byte_ids, &text))
+    return nullptr;
   auto* self = (SpmNormalizerObject*)norm;
   if (!normalizer_ready(self)) return nullptr;
-  auto* m = (tf_uni::Model*)PyCapsule_GetPointer(cap, tf_uni_py::kModelCapsule);
-  if (!m) return nullptr;
+  const tf_spm::UnigramLattice* m = ((SpmUnigramObject*)cap)->impl;
+  if (!m) {
+    PyErr_SetString(PyExc_ValueError, "SpmUnigram is not initialised");
+    return nullptr;
+  }
   std::vector<int32_t> bytes;
   if (byte_ids != Py_None) {
-    PyObject* seq = PySequence_Fast(byte_ids, "byte_ids must be None or a sequence of 256 ints");
+    PyObject* seq = as_tuple(byte_ids, "byte_ids must be None or a sequence of 256 ints");
     if (!seq) return nullptr;
     bool ok = PySequence_Fast_GET_SIZE(seq) == 256;
     for (Py_ssize_t k = 0; ok && k < 256; ++k) {
@@ -1243,7 +1564,6 @@ inline PyObject* spm_unigram_encode(PyObject*, PyObject* args) {
   std::vector<int32_t> out;
   bool uncovered = false;
   const tf_spm::Normalizer& impl = *self->impl;
-  tf_uni_py::Busy busy(m);
   bool done = run_released(in.size() >= tf_spm::RELEASE_GIL_AT, [&] {
     U32 s;
     impl.normalize(in.data(), in.size(), s);
@@ -1252,7 +1572,7 @@ inline PyObject* spm_unigram_encode(PyObject*, PyObject* args) {
     if (n > (size_t)INT32_MAX) throw std::length_error("text too long");
     std::vector<int32_t> ids;
     std::vector<uint32_t> starts;
-    tf_uni::viterbi(*m, t, n, ids, starts);
+    m->viterbi(t, n, ids, starts);
     out.reserve(ids.size());
     const size_t k_end = ids.size();
     for (size_t k = 0; k < k_end;) {
@@ -1304,7 +1624,16 @@ inline int add_types(PyObject* m) {
   SpmBPEType.tp_init = (initproc)SpmBPE_init;
   SpmBPEType.tp_dealloc = (destructor)SpmBPE_dealloc;
   SpmBPEType.tp_methods = SpmBPE_methods;
-  if (PyType_Ready(&SpmNormalizerType) < 0 || PyType_Ready(&SpmBPEType) < 0) return -1;
+  SpmUnigramType.tp_name = "tokenforge._core.SpmUnigram";
+  SpmUnigramType.tp_basicsize = sizeof(SpmUnigramObject);
+  SpmUnigramType.tp_flags = Py_TPFLAGS_DEFAULT;
+  SpmUnigramType.tp_doc = "SpmUnigram(pieces, scores, unk_score): Unigram Viterbi over a double-array trie.";
+  SpmUnigramType.tp_new = PyType_GenericNew;
+  SpmUnigramType.tp_init = (initproc)SpmUnigram_init;
+  SpmUnigramType.tp_dealloc = (destructor)SpmUnigram_dealloc;
+  SpmUnigramType.tp_methods = SpmUnigram_methods;
+  if (PyType_Ready(&SpmNormalizerType) < 0 || PyType_Ready(&SpmBPEType) < 0 || PyType_Ready(&SpmUnigramType) < 0)
+    return -1;
   Py_INCREF(&SpmNormalizerType);
   if (PyModule_AddObject(m, "SpmNormalizer", (PyObject*)&SpmNormalizerType) < 0) {
     Py_DECREF(&SpmNormalizerType);
@@ -1313,6 +1642,11 @@ inline int add_types(PyObject* m) {
   Py_INCREF(&SpmBPEType);
   if (PyModule_AddObject(m, "SpmBPE", (PyObject*)&SpmBPEType) < 0) {
     Py_DECREF(&SpmBPEType);
+    return -1;
+  }
+  Py_INCREF(&SpmUnigramType);
+  if (PyModule_AddObject(m, "SpmUnigram", (PyObject*)&SpmUnigramType) < 0) {
+    Py_DECREF(&SpmUnigramType);
     return -1;
   }
   return 0;

@@ -542,6 +542,10 @@ class PieceBPE:
     preceding character never precedes ``▁`` inside a piece: no merge spans
     such a cut, so each part (about a word) is encoded once and cached. This
     is skipped for models with UNUSED or USER_DEFINED pieces, and under dropout.
+    Without dropout the SentencePiece semantics run in the native core
+    (``_core.SpmBPE``, ``_core/spm.h``, which also memoises parts across calls)
+    when it is built; ``TOKENFORGE_BACKEND=python`` selects the Python code
+    here, which is its reference.
 
     **BPE-dropout.** ``dropout=p`` (here, or per call in :meth:`encode_piece`)
     skips each merge candidate with probability ``p`` when it comes up;
