@@ -10,10 +10,10 @@ import pytest
 
 import tokenforge
 from tokenforge.analysis.glitch import (
+    _poisson_log_cdf,
     find_glitch_tokens,
     reachability,
     unreachable_tokens,
-    _poisson_log_cdf,
 )
 
 
@@ -183,3 +183,43 @@ def test_glitch_cli(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["corpus"]["total_tokens"] == 60  # "hello", " world", "\n" x 20
     assert len(out["corpus"]["candidates"]) == 3
+
+
+def test_glitch_on_a_wordpiece_pipeline():
+    vocab = {"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "[PAD]": 3, "[MASK]": 4, "hello": 5, "world": 6, "##s": 7, "zz": 8}
+    bert = tokenforge.bert_wordpiece(vocab)
+    rep = find_glitch_tokens(bert, ["hello worlds", "hello"], rare_max=0)
+    # the five specials (present in the vocab, so added as special tokens) are not ordinary tokens
+    assert rep.vocab_size == 4
+    assert rep.total_tokens == 4
+    assert [(c.id, c.vocab, c.count) for c in rep.candidates] == [(8, "zz", 0)]
+    assert all(c.reach is None for c in rep.candidates)
+
+
+def test_glitch_cli_reachability_scan(capsys):
+    import argparse
+
+    from tokenforge.analysis.glitch import register_glitch
+
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="command", required=True)
+    register_glitch(sub)
+    args = p.parse_args(["glitch", "-t", "gpt2", "--json", "--top", "20"])
+    assert args.func(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    counts = out["reachability"]["counts"]
+    assert counts["unreachable/impossible_bytes"] == 13
+    assert counts["reachable"] + counts["unreachable"] + counts.get("undetermined", 0) == 50256
+    assert {t["hex"] for t in out["reachability"]["unreachable"]} == {f"{b:02x}" for b in [0xC0, 0xC1, *range(0xF5, 0x100)]}
+
+
+def test_solidgoldmagikarp_is_reachable_yet_absent_from_ordinary_text():
+    # seed 004 §12.5: ' SolidGoldMagikarp' is one GPT-2 token, id 43453. It is reachable (its text
+    # is one pre-token), so a corpus that never produces it lists it as an under-trained candidate.
+    gpt2 = tokenforge.get_encoding("gpt2")
+    assert gpt2.encode(" SolidGoldMagikarp") == [43453]
+    t = reachability(gpt2, ids=[43453]).tokens[43453]
+    assert (t.status, t.reason, t.witness) == ("reachable", "whole_piece", " SolidGoldMagikarp")
+    rep = find_glitch_tokens(gpt2, ["The cat sat on the mat. The dog ran."] * 30, rare_max=0, check_reach=False)
+    assert 43453 in {c.id for c in rep.candidates}
+    assert rep.counts[43453] == 0

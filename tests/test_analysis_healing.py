@@ -7,7 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenforge
-from tokenforge.analysis.healing import TokenIndex, heal, is_prefix_stable, unstable_boundaries
+from tokenforge.analysis.healing import (
+    TokenIndex,
+    heal,
+    is_prefix_stable,
+    unstable_boundaries,
+)
 
 
 def _d06_tokenizer(pre_tokenizer=None) -> tokenforge.Tokenizer:

@@ -34,6 +34,9 @@ MODULES = [
     "tokenforge.analysis.offsets",
     "tokenforge.analysis.extend",
     "tokenforge.chat",
+    "tokenforge.analysis.explain",
+    "tokenforge.analysis.glitch",
+    "tokenforge.analysis.healing",
 ]
 
 

@@ -6,6 +6,8 @@
     tokenforge decode [IDS...] [--tokenizer T] [--json]
     tokenforge info [--tokenizer T] [--json] [--accounting [--pad-to N] [--d-model D] [--untied]]
     tokenforge compare TOKENIZERS... [--text FILES...] [--format table|markdown|csv|json] [--plot OUT.png]
+    tokenforge explain [TEXT] [-t T] [--numbers] [--indent [N]] [--encodings ENC...] [--json]
+    tokenforge glitch [-t T] [--text FILES...] [--top N] [--expected rank|uniform] [--rare-max N] [--unreachable] [--json]
 
 With no files, ``train`` learns a byte-level BPE tokenizer from the corpus
 embedded in the package and reports bytes/token on each language's held-out
@@ -349,6 +351,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_accounting_args(i)  # --accounting --pad-to N --d-model D --untied
     register_compare(sub)
+
+    from .analysis.explain import register_explain
+    from .analysis.glitch import register_glitch
+
+    register_explain(sub)
+    register_glitch(sub)
     return p
 
 

@@ -34,23 +34,24 @@ import heapq
 import json
 import sys
 import unicodedata
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..tokenizer import Tokenizer
 
 __all__ = [
+    "NUMBERS_TEXT",
+    "Explanation",
     "Merge",
     "PieceTrace",
-    "Explanation",
     "explain",
-    "render_bytes",
-    "token_bytes",
+    "indent_costs",
     "merge_trace",
     "number_splits",
-    "indent_costs",
     "register_explain",
-    "NUMBERS_TEXT",
+    "render_bytes",
+    "token_bytes",
 ]
 
 #: The example of seed 000 §5.1: a long digit run, a decimal, a year before a CJK character.
@@ -355,7 +356,7 @@ def explain(tokenizer: Any, text: str) -> Explanation:
 
 def _explain_byte_level(tok: Tokenizer, text: str) -> Explanation:
     ranks = tok.model.ranks
-    fixed = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace") if _has_surrogate(text) else text
+    fixed = _fix_surrogates(text)
     pre = tok.pre_tokenizer
     pieces = pre.split(fixed) if pre is not None else ([fixed] if fixed else [])
     traces = []
@@ -385,22 +386,20 @@ def _explain_byte_level(tok: Tokenizer, text: str) -> Explanation:
     )
 
 
-def _has_surrogate(text: str) -> bool:
+def _fix_surrogates(text: str) -> str:
+    """Each lone surrogate becomes U+FFFD, as the tokenizers do before encoding."""
     try:
         text.encode("utf-8")
-        return False
+        return text
     except UnicodeEncodeError:
-        return True
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _explain_pipeline(pipe: Any, text: str) -> Explanation:
     model = pipe.model
     norm = pipe.normalizer
     pre = pipe.pre_tokenizer
-    if _has_surrogate(text):
-        text_fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    else:
-        text_fixed = text
+    text_fixed = _fix_surrogates(text)
     traces: list[PieceTrace] = []
     normalized_parts: list[str] = []
     # Pipeline._segments finds added tokens (non-special ones always match in encode_ordinary).
@@ -557,7 +556,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         specs = args.encodings or ["gpt2", "cl100k_base", "o200k_base"]
         rows = indent_costs(specs, max_spaces=args.indent)
         out["indent"] = rows
-        text_lines.append(f"\nextra tokens for n leading spaces on a line of code (seed 000 §5.2)")
+        text_lines.append("\nextra tokens for n leading spaces on a line of code (seed 000 §5.2)")
         text_lines.append("  " + f"{'n':<22}" + " ".join(f"{n:>3}" for n in range(args.indent + 1)))
         for r in rows:
             text_lines.append("  " + f"{r['encoding'][:22]:<22}" + " ".join(f"{c:>3}" for c in r["cost"]))

@@ -64,8 +64,9 @@ import json
 import math
 import sys
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..models.bpe import bpe_merge_bytes
 from ..tokenizer import Tokenizer
@@ -73,14 +74,14 @@ from .explain import render_bytes, token_bytes
 
 __all__ = [
     "CONTEXTS",
-    "TokenReach",
-    "ReachabilityReport",
     "GlitchCandidate",
     "GlitchReport",
-    "reachability",
-    "unreachable_tokens",
+    "ReachabilityReport",
+    "TokenReach",
     "find_glitch_tokens",
+    "reachability",
     "register_glitch",
+    "unreachable_tokens",
 ]
 
 #: Strings placed before and after a token's text when probing the split pattern and the merges.
@@ -616,8 +617,9 @@ def _cmd_glitch(args: argparse.Namespace) -> int:
         lines.append("reachability of every ordinary token (see tokenforge.analysis.glitch)")
         for k, v in reach.counts().items():
             lines.append(f"  {k:<40} {v:>8,}")
-        for t in reach.by_status(UNREACHABLE)[: args.top]:
-            lines.append(f"  {t.id:>8}  {t.reason:<26} {render_bytes(t.bytes)}")
+        for status in (UNREACHABLE, UNDETERMINED):
+            for t in reach.by_status(status)[: args.top]:
+                lines.append(f"  {t.id:>8}  {status + '/' + t.reason:<38} {render_bytes(t.bytes)}")
     if args.json:
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:

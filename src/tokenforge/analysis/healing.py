@@ -26,13 +26,14 @@ prefixes of it followed by one that starts with the rest.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ..tokenizer import Tokenizer
 from .explain import render_bytes, token_bytes
 
-__all__ = ["is_prefix_stable", "unstable_boundaries", "HealResult", "heal", "TokenIndex"]
+__all__ = ["HealResult", "TokenIndex", "heal", "is_prefix_stable", "unstable_boundaries"]
 
 
 def is_prefix_stable(tokenizer: Any, s1: str, s2: str) -> bool:
