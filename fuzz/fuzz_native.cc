@@ -16,7 +16,7 @@
 // The Python binding parts of unigram.h / wordpiece_train.h are compiled (Python.h headers)
 // but not called, so nothing links against libpython.
 //
-//   clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -I ../src/tokenforge/_core \
+//   clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I ../src/tokenforge/_core \
 //       -I "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
 //       fuzz_native.cc ../src/tokenforge/_core/bpe.cpp ../src/tokenforge/_core/backtrack.cpp -o fuzz_native
 //   ./fuzz_native -max_total_time=300

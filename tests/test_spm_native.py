@@ -400,3 +400,24 @@ def test_fused_pipeline_path_equals_general_path(shared_data, model):
         general = [i for p in pieces for i in tok.model.encode_piece(p)]
         assert fused == general, text
         assert tok.encode(text, allowed_special="all") == tok.encode_full(text, allowed_special="all").ids, text
+
+
+def test_threads_share_a_pipeline_and_get_the_sequential_ids(shared_data):
+    """Long texts run with the GIL released; SpmBPE's memo is shared by the threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    f = shared_data / "text" / "tinyshakespeare.txt"
+    if not f.is_file():
+        pytest.skip("tinyshakespeare.txt not found")
+    text = f.read_text(encoding="utf-8")[:60000]
+    chunks = [text[k : k + 5000] for k in range(0, len(text), 5000)] * 3
+    for model in ("mistral_v1_tokenizer.model", "albert_spiece.model"):
+        path = shared_data / "vocab" / "sentencepiece" / model
+        if not path.is_file():
+            continue
+        ref = tokenforge.load(str(path))
+        want = [ref.encode(c, disallowed_special=()) for c in chunks]
+        tok = tokenforge.load(str(path))
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(lambda c: tok.encode(c, disallowed_special=()), chunks))
+        assert got == want

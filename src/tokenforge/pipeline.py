@@ -345,7 +345,11 @@ class Pipeline:
         means "take the general path" (which then raises the right error)."""
         fast = self._fast
         if fast is _UNSET:  # decided once, as Tokenizer picks its backend once
-            fast = self._fast = _native_segment_encoder(self._normalizer, self._pre, self._model)
+            try:
+                fast = _native_segment_encoder(self._normalizer, self._pre, self._model)
+            except (UnicodeError, ValueError, TypeError):
+                fast = None  # e.g. a piece the core cannot take: the general path decides (and raises)
+            self._fast = fast
         return fast
 
     def _sampling_kwargs(self, sampling: Mapping[str, Any]) -> dict[str, Any]:
