@@ -200,3 +200,21 @@ def test_added_token_flags_lstrip_rstrip_single_word():
     q = Pipeline(WordLevel(vocab), pre_tokenizer=pretokenizers.WhitespaceSplit(), decoder=decoders.Fuse(),
                  added_tokens=[AddedToken("ab", 4, special=False, single_word=True)])
     assert q.encode("ab xaby ab") == [4, 0, 4]
+
+
+def test_normalized_added_tokens_match_in_normalized_text_like_hf():
+    from tokenizers import AddedToken as HFAdded
+    from tokenizers import Tokenizer as HFTokenizer
+    from tokenizers.models import WordPiece as HFWordPiece
+    from tokenizers.normalizers import Lowercase
+    from tokenizers.pre_tokenizers import WhitespaceSplit
+
+    ref = HFTokenizer(HFWordPiece({"[UNK]": 0, "hello": 1, "world": 2, "x": 3}, unk_token="[UNK]"))
+    ref.normalizer = Lowercase()
+    ref.pre_tokenizer = WhitespaceSplit()
+    ref.add_tokens([HFAdded("MyTok", normalized=True), HFAdded("RawTok", normalized=False)])
+    ours = Pipeline.from_dict(json.loads(ref.to_str()))
+    for text in ["hello MYTOK world", "hello mytok world", "RawTok rawtok RAWTOK", "xMyTokx", "hello"]:
+        e, o = ref.encode(text), ours.encode_full(text)
+        assert (o.ids, o.offsets) == (e.ids, e.offsets), text
+        assert ours.encode(text) == e.ids

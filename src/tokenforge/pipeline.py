@@ -62,7 +62,8 @@ class AddedToken:
     dropped by ``decode(skip_special_tokens=True)``); the others extend the
     vocabulary. ``lstrip``/``rstrip``: the match also takes the whitespace on
     its left/right. ``single_word``: only match when not inside a word.
-    ``normalized`` is kept for files that state it; matching is always on the raw text.
+    ``normalized`` tokens are matched in the normalized text by their normalized content
+    (HF's rule); the others in the raw text.
     """
 
     content: str
@@ -112,7 +113,7 @@ class Pipeline:
 
     __slots__ = (
         "_model", "_normalizer", "_pre", "_post", "_decoder", "_added", "_added_by_id", "_specials",
-        "_always", "_name", "_cache", "_matchers", "_fast", "__weakref__",
+        "_always", "_name", "_cache", "_matchers", "_fast", "_has_normalized", "__weakref__",
     )
 
     def __init__(
@@ -157,8 +158,11 @@ class Pipeline:
         self._always = tuple(t for t in self._added if not t.special)
         self._name = name
         self._cache: dict[str, tuple[int, ...]] = {}
-        self._matchers: dict[frozenset[str], Any] = {}
+        self._matchers: dict[tuple[frozenset[str], bool], Any] = {}
         self._fast: Any = _UNSET
+        # Added tokens with ``normalized=True`` are matched in the normalized text (as HF
+        # does); without a normalizer that is the raw text, so they join the raw ones.
+        self._has_normalized = normalizer is not None and any(t.normalized for t in self._added)
 
     # ------------------------------------------------------------------ info
     @property
@@ -311,7 +315,7 @@ class Pipeline:
         out: list[int] = []
         model_kwargs = self._sampling_kwargs(sampling) if sampling else None
         fast = None if model_kwargs else self._fast_encoder()
-        if fast is not None and self._matchers.get(allowed, _UNSET) is None:
+        if fast is not None and self._matchers.get((allowed, False), _UNSET) is None:
             # no added token can match (known from an earlier call): one ordinary segment
             ids = fast(text) if text else []
             if ids is not None:
@@ -325,6 +329,9 @@ class Pipeline:
                 if ids is not None:
                     out.extend(ids)
                     continue
+            if self._has_normalized:
+                self._encode_normalized_added(seg, start == 0, allowed, out, model_kwargs)
+                continue
             for piece in self._pieces(seg, start == 0):
                 if model_kwargs:
                     out.extend(self._model.encode_piece(piece, **model_kwargs))
@@ -339,16 +346,28 @@ class Pipeline:
                 out.extend(ids)
         return out
 
+    def _encode_normalized_added(self, seg: str, first: bool, allowed, out: list[int], model_kwargs) -> None:
+        """Normalize ``seg``, split off the normalized added tokens, encode the rest."""
+        norm = self._normalizer.normalize_str(seg)
+        for part, tid, ps, _pe in self._segments(norm, allowed, normalized=True):
+            if tid is not None:
+                out.append(tid)
+                continue
+            for piece in self._pieces(part, first and ps == 0, normalize=False):
+                out.extend(self._model.encode_piece(piece, **(model_kwargs or {})))
+
     def _fast_encoder(self) -> Any:
         """A native ``segment -> ids`` function doing normalization, pre-tokenization and the
         model in one call (SentencePiece pipelines), or ``None``. A ``None`` result from it
         means "take the general path" (which then raises the right error)."""
         fast = self._fast
         if fast is _UNSET:  # decided once, as Tokenizer picks its backend once
-            try:
-                fast = _native_segment_encoder(self._normalizer, self._pre, self._model)
-            except (UnicodeError, ValueError, TypeError):
-                fast = None  # e.g. a piece the core cannot take: the general path decides (and raises)
+            fast = None
+            if not self._has_normalized:  # those are matched between normalizing and splitting
+                try:
+                    fast = _native_segment_encoder(self._normalizer, self._pre, self._model)
+                except (UnicodeError, ValueError, TypeError):
+                    fast = None  # e.g. a piece the core cannot take: the general path decides (and raises)
             self._fast = fast
         return fast
 
@@ -376,8 +395,8 @@ class Pipeline:
             }
         return {}
 
-    def _pieces(self, segment: str, first: bool) -> list[str]:
-        norm = self._normalizer.normalize_str(segment) if self._normalizer is not None else segment
+    def _pieces(self, segment: str, first: bool, normalize: bool = True) -> list[str]:
+        norm = self._normalizer.normalize_str(segment) if self._normalizer is not None and normalize else segment
         if not norm:
             return []
         if self._pre is None:
@@ -386,16 +405,31 @@ class Pipeline:
             return self._pre.split_text(norm, first)
         return self._pre.split(norm)
 
-    def _segments(self, text: str, allowed: frozenset[str]) -> Iterator[tuple[str, int | None, int, int]]:
+    def _segments(
+        self, text: str, allowed: frozenset[str], normalized: bool = False
+    ) -> Iterator[tuple[str, int | None, int, int]]:
         """Yield ``(text, added_id or None, start, end)``: ordinary stretches and matched
-        added tokens (whose span includes the whitespace ``lstrip``/``rstrip`` took)."""
-        matcher = self._matchers.get(allowed)
-        if matcher is None:
-            tokens = [t for t in self._added if (not t.special) or t.content in allowed]
-            matcher = (_added_regex(tuple(tokens)), {t.content: t for t in tokens}) if tokens else None
+        added tokens (whose span includes the whitespace ``lstrip``/``rstrip`` took).
+
+        ``normalized=False`` matches, in raw text, the added tokens that are not
+        normalized; ``normalized=True`` matches the others, in normalized text, by
+        their normalized content."""
+        key = (allowed, normalized)
+        matcher = self._matchers.get(key, _UNSET)
+        if matcher is _UNSET:
+            tokens = [
+                t for t in self._added
+                if ((not t.special) or t.content in allowed) and (t.normalized and self._has_normalized) == normalized
+            ]
+            if normalized:
+                norm = self._normalizer.normalize_str
+                by_content = {norm(t.content): t for t in tokens if norm(t.content)}
+            else:
+                by_content = {t.content: t for t in tokens}
+            matcher = (_added_regex(tuple(by_content)), by_content) if by_content else None
             if len(self._matchers) > 64:
                 self._matchers.clear()
-            self._matchers[allowed] = matcher
+            self._matchers[key] = matcher
         if matcher is None:
             if text:
                 yield text, None, 0, len(text)
@@ -417,7 +451,7 @@ class Pipeline:
                     e += 1
             if s > pos:
                 yield text[pos:s], None, pos, s
-            yield tok.content, tok.id, s, e
+            yield m.group("tok"), tok.id, s, e
             pos = e
         if pos < len(text):
             yield text[pos:], None, pos, len(text)
@@ -443,6 +477,14 @@ class Pipeline:
             return out
         return self._post.process(a, b, add_special_tokens)
 
+    def encode_with_offsets(self, text: str, **kwargs: Any) -> list:
+        """Each token of ``encode(text, **kwargs)`` with its span in the original ``text``, in
+        code points and UTF-8 bytes, through normalization (seed 000 §5.6); see
+        :func:`tokenforge.analysis.offsets.encode_with_offsets`."""
+        from .analysis.offsets import encode_with_offsets
+
+        return encode_with_offsets(self, text, **kwargs)
+
     def _encode_full_one(self, text: str, allowed_special, disallowed_special) -> Encoding:
         from .normalizers import NormalizedText
 
@@ -462,26 +504,34 @@ class Pipeline:
             norm = nt.normalized
             if not norm:
                 continue
-            if self._pre is None:
-                from .pretokenizers import Piece
-
-                pieces = [Piece(norm, 0)]
-            elif hasattr(self._pre, "pre_tokenize"):
-                pieces = self._pre.pre_tokenize(norm, start == 0)
-            else:
-                from .pretokenizers import Piece
-
-                pieces = []
-                pos = 0
-                for s in self._pre.split(norm):
-                    pieces.append(Piece(s, pos))
-                    pos += len(s)
-            for piece in pieces:
-                for tid2, i, j in self._model.tokenize(piece.text):
-                    ns, ne = piece.span(i, j)
-                    os_, oe = nt.original_span(ns, ne)
-                    enc._append(tid2, self.id_to_token(tid2), (start + os_, start + oe), 0, False, 0)
+            parts = self._segments(norm, allowed, normalized=True) if self._has_normalized else [(norm, None, 0, len(norm))]
+            for part, tid, ps, pe in parts:
+                if tid is not None:
+                    os_, oe = nt.original_span(ps, pe)
+                    enc._append(tid, self._added_by_id[tid].content, (start + os_, start + oe), 0,
+                                self._added_by_id[tid].special, 0)
+                    continue
+                for piece in self._pre_tokenize_pieces(part, start == 0 and ps == 0):
+                    for tid2, i, j in self._model.tokenize(piece.text):
+                        ns, ne = piece.span(i, j)
+                        os_, oe = nt.original_span(ps + ns, ps + ne)
+                        enc._append(tid2, self.id_to_token(tid2), (start + os_, start + oe), 0, False, 0)
         return enc
+
+    def _pre_tokenize_pieces(self, norm: str, first: bool) -> list:
+        """Pieces (with spans into ``norm``) of normalized text."""
+        from .pretokenizers import Piece
+
+        if self._pre is None:
+            return [Piece(norm, 0)]
+        if hasattr(self._pre, "pre_tokenize"):
+            return self._pre.pre_tokenize(norm, first)
+        pieces = []
+        pos = 0
+        for s in self._pre.split(norm):
+            pieces.append(Piece(s, pos))
+            pos += len(s)
+        return pieces
 
     # -------------------------------------------------------------- decoding
     def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = True, errors: str = "replace") -> str:
@@ -671,17 +721,17 @@ def _is_word(ch: str) -> bool:
     return bool(_WORD.match(ch))
 
 
-_ADDED_CACHE: dict[tuple[AddedToken, ...], Any] = {}
+_ADDED_CACHE: dict[tuple[str, ...], Any] = {}
 
 
-def _added_regex(tokens: tuple[AddedToken, ...]):
-    pat = _ADDED_CACHE.get(tokens)
+def _added_regex(contents: tuple[str, ...]):
+    pat = _ADDED_CACHE.get(contents)
     if pat is None:
-        ordered = sorted({t.content for t in tokens}, key=lambda c: (-len(c), c))
+        ordered = sorted(set(contents), key=lambda c: (-len(c), c))
         pat = regex.compile("(?P<tok>" + "|".join(regex.escape(c) for c in ordered) + ")")
         if len(_ADDED_CACHE) > 64:
             _ADDED_CACHE.clear()
-        _ADDED_CACHE[tokens] = pat
+        _ADDED_CACHE[contents] = pat
     return pat
 
 
