@@ -378,7 +378,9 @@ def fuzz_unigram_hostile(data: bytes) -> None:
         nargs = fdp.ConsumeIntInRange(0, 9)
         try:
             if nargs == 9:  # a wrong arity
-                getattr(_C, ["unigram_model", "unigram_estep", "unigram_seed", "unigram_viterbi"][nargs % 4])(
+                names = ["unigram_model", "unigram_rescore", "unigram_corpus", "unigram_viterbi", "unigram_estep",
+                         "unigram_viterbi_counts", "unigram_alternatives", "unigram_seed"]
+                getattr(_C, names[fdp.ConsumeIntInRange(0, len(names) - 1)])(
                     *[_junk(fdp, model, corpus) for _ in range(fdp.ConsumeIntInRange(0, 10))])
             else:
                 fn()

@@ -3,8 +3,6 @@ matching off, so user text cannot forge a control token (seed 000 §5.5, Q25).""
 
 from __future__ import annotations
 
-import doctest
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -156,8 +154,3 @@ def test_qwen_chatml(shared_data):
     ids = t.render(msgs, add_generation_prompt=True)
     assert ids.count(151644) == 3 and ids.count(151645) == 2
     assert qwen.decode(ids) == t.render_text(msgs, add_generation_prompt=True)
-
-
-def test_docstring_examples():
-    result = doctest.testmod(tokenforge.chat)
-    assert result.failed == 0 and result.attempted > 0

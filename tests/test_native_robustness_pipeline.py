@@ -224,3 +224,40 @@ def test_wordpiece_trainer_backends_agree_on_fuzzed_counts():
         nat, ref = WordPieceTrainer(backend="native", **kw), WordPieceTrainer(backend="python", **kw)
         assert nat.train_from_counts(counts).get_vocab() == ref.train_from_counts(counts).get_vocab()
         assert nat.merges == ref.merges
+
+
+# --- findings of the fuzzers in code outside the native headers -------------------------------
+
+
+def test_unigram_training_backends_give_the_same_scores():
+    from tokenforge.trainers.unigram import UnigramTrainer
+
+    kw = dict(vocab_size=4, max_piece_length=2, num_sub_iterations=1, character_coverage=1.0, show_progress=False)
+    a = UnigramTrainer(backend="python", **kw).train_from_counts({"----b": 43})
+    b = UnigramTrainer(**kw).train_from_counts({"----b": 43})
+    assert a.pieces == b.pieces and a.scores == b.scores
+
+
+def test_python_llround_is_exact():
+    from tokenforge.trainers.unigram import _llround
+
+    assert _llround(0.49999999999999994) == 0
+    assert _llround(-0.5) == -1 and _llround(2.5) == 3
+    big = float(2**52 + 1)
+    assert _llround(big) == 2**52 + 1 and _llround(-big) == -(2**52 + 1)
+
+
+def test_wordpiece_native_training_takes_lone_surrogates_like_python():
+    from tokenforge.trainers.wordpiece import WordPieceTrainer
+
+    counts = {"a\ud800b": 5, "ab": 3, "\ud800\ud800": 2}
+    kw = dict(vocab_size=40, special_tokens=["[UNK]"], show_progress=False)
+    assert (WordPieceTrainer(backend="python", **kw).train_from_counts(counts).get_vocab()
+            == WordPieceTrainer(**kw).train_from_counts(counts).get_vocab())
+
+
+def test_unigram_user_defined_piece_with_a_lone_surrogate_loads():
+    from tokenforge.models.unigram import Unigram
+
+    m = Unigram([("<unk>", 0.0), ("a", -1.0), ("x\ud800", 0.0)], types=[2, 1, 4])
+    assert m.token_to_id("x\ud800") == 2

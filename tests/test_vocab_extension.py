@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 
 import numpy as np
@@ -191,8 +190,3 @@ def test_init_embeddings_places_rows_and_checks_ids():
         init_embeddings(emb, enc, {"x": 5})
     with pytest.raises(ValueError):
         init_embeddings(emb[0], enc, ["x"])
-
-
-def test_docstring_examples():
-    result = doctest.testmod(tokenforge.analysis.extend)
-    assert result.failed == 0 and result.attempted > 0

@@ -172,7 +172,7 @@ class Unigram:
         if tlist is not None:
             for i, t in enumerate(tlist):
                 if t == USER_DEFINED:  # sentencepiece: 0.1 per extra byte (char in the lattice), always preferred
-                    node_score[i] = f32(0.1 * (len(plist[i].encode("utf-8")) - 1))
+                    node_score[i] = f32(0.1 * (len(plist[i].encode("utf-8", "surrogatepass")) - 1))
                     lattice_score[i] = f32(0.1 * (len(plist[i]) - 1))
         self._node_score = tuple(node_score)
         # scores of the probability queries (viterbi_score, log_marginal, nbest): the given doubles

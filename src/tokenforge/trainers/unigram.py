@@ -453,8 +453,9 @@ class _Python:
 
     def _model(self, active: np.ndarray, scores: np.ndarray) -> Unigram:
         """The model the E-step and pruning see: every piece matches text, unknowns at min - 10."""
+        # Piece types: sentencepiece's float32 arithmetic, as the native engine uses.
         return Unigram([(self.strs[i], s) for i, s in zip(active.tolist(), scores.tolist())], unk_id=None,
-                       backend="python")
+                       types=[NORMAL] * len(active), backend="python")
 
     def seed(self, max_len, keys, scripts, flags, split_digits, split_by_script, limit) -> list[tuple[str, int]]:
         info = {chr(k): (s, f) for k, s, f in zip(keys, scripts, flags)}
@@ -627,8 +628,12 @@ def estep_py(model: Unigram, words: Sequence[tuple[str, int]]) -> tuple[np.ndarr
 
 
 def _llround(x: float) -> int:
-    """C's llround: to nearest, halves away from zero."""
-    return int(math.copysign(math.floor(abs(x) + 0.5), x))
+    """C's llround: to nearest, halves away from zero (exact: ``abs(x) - floor`` loses nothing,
+    where ``floor(abs(x) + 0.5)`` rounds wrongly above 2**52 and at 0.49999999999999994)."""
+    a = abs(x)
+    q = math.floor(a)
+    n = q + 1 if a - q >= 0.5 else q
+    return int(-n if x < 0 else n)
 
 
 def alternatives_py(model: Unigram, pieces: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -318,9 +318,10 @@ def _learn(
         native = _native.core(backend)
         # 64-bit counts: every unit count is at most the total below
         if native is not None and sum(f * len(w) for w, f in zip(words, freqs)) + sum(unit_freq) < 2**62:
-            plen = len(prefix.encode("utf-8"))
+            # surrogatepass: a lone surrogate is a character too, and its bytes keep code-point order
+            plen = len(prefix.encode("utf-8", "surrogatepass"))
             ids = native.wordpiece_learn(
-                [t.encode("utf-8") for t in tokens],
+                [t.encode("utf-8", "surrogatepass") for t in tokens],
                 words,
                 freqs,
                 unit_freq,
