@@ -697,16 +697,10 @@ def _native_segment_encoder(normalizer: Any, pre: Any, model: Any) -> Any:
             return None
         return functools.partial(_native.core().spm_bpe_encode, norm, bpe)
     if type(model) is Unigram and pre is None:
-        core = model._core()  # raises where the model's own native path would
+        core = model._core()  # builds the model's own native encoder (raises where its native path would)
         if core is None:
             return None
-        lattice = core.SpmUnigram(
-            [p if i in model._in_lattice else None for i, p in enumerate(model.pieces)],
-            list(model._node_score), model._unk_score,
-        )
-        unk = -1 if model._unk_id is None else model._unk_id
-        byte_ids = model._byte_ids if model._byte_fallback else None
-        return functools.partial(core.spm_unigram_encode, norm, lattice, unk, byte_ids)
+        return functools.partial(core.spm_unigram_encode, norm, model._lattice)
     return None
 
 

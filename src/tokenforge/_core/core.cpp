@@ -23,6 +23,7 @@
 #include "ranks.h"
 #include "scan.h"
 #include "spm.h"
+#include "spm_bpe_train.h"
 #include "train.h"
 #include "unigram.h"
 #include "wordpiece_train.h"
@@ -564,6 +565,7 @@ PyMethodDef module_methods[] = {
     {"unigram_alternatives", (PyCFunction)tf_unigram_alternatives, METH_VARARGS, "Unigram second-best pieces."},
     {"unigram_seed", (PyCFunction)tf_unigram_seed, METH_VARARGS, "Unigram seed pieces (suffix array)."},
     {"wordpiece_learn", (PyCFunction)tf_wordpiece_learn, METH_VARARGS, "Native WordPiece merge loop."},
+    {"spm_bpe_learn", (PyCFunction)tf_spm_bpe_learn, METH_VARARGS, "Native SentencePiece BPE merge loop."},
     {"spm_unigram_encode", (PyCFunction)tf_spm_py::spm_unigram_encode, METH_VARARGS,
      "SentencePiece Unigram: normalize, Viterbi and unknown merging in one call."},
     {"spm_bpe_encode", (PyCFunction)tf_spm_py::spm_bpe_encode, METH_VARARGS,

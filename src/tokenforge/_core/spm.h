@@ -22,6 +22,12 @@
 //   models/bpe.py; the heap below is CPython's heapq step for step, so ties (and even NaN
 //   scores) are broken exactly as there.
 //
+// * SpmUnigram(pieces, scores, unk_score, float32=True, unk_id=-1, byte_ids=None) with
+//   .viterbi / .encode / .tokenize: the Unigram Viterbi over a double-array trie (the one
+//   native Unigram encoder), in sentencepiece's float32 or HF's double arithmetic, and
+//   spm_unigram_encode(normalizer, model, text), the two fused. The reference is
+//   Unigram._viterbi_py / Unigram._finish in models/unigram.py.
+//
 // Text is handled as code points (UTF-32), as the Python reference indexes str. The loops
 // run with the GIL released for long inputs; malformed charsmaps raise FileFormatError
 // when the broken rule is used (as the reference does), never at construction.
@@ -821,19 +827,33 @@ class BPE {
 // ---------------------------------------------------------------------------------------
 // Unigram Viterbi over a double-array trie
 
-// The encoding side of a Unigram model: the pieces that may appear in a segmentation in a
-// double-array trie over their UTF-8 bytes (one array probe per byte, as sentencepiece's
-// darts), their node scores, and the unknown-character score. viterbi() is
-// tf_uni::viterbi (unigram.h) step for step - float path scores rebased past +-1e5, the
-// earlier start winning ties - with this trie in place of the hash trie; the candidates at
-// a position (every piece that is a prefix of the rest, shortest first) are the same.
+// The encoding side of a Unigram model - the one native Viterbi of encoding (Unigram.tokenize
+// and the fused spm_unigram_encode both run it): the pieces that may appear in a segmentation
+// in a double-array trie over their UTF-8 bytes (one array probe per byte, as sentencepiece's
+// darts), their node scores, and the unknown-character score. The candidates at a position
+// are every piece that is a prefix of the rest, shortest first; on equal path scores the
+// earlier start (the longer last piece) wins (strict '>'). Two arithmetics, as the Python
+// reference Unigram._viterbi_py:
+//   float32  sentencepiece 0.2.3's EncodeOptimized: float node and path scores, a path score
+//            past +-1e5 rebased to 0 (with every score reached ahead of it). Models with
+//            piece types (.model files).
+//   double   HF tokenizers' lattice: double scores and sums, no rebasing (tokenizer.json
+//            Unigram models, no piece types).
+// Ties are common in real text ("-" runs, "0"/"00" pieces) and the rounding decides them,
+// so each arithmetic must match its reference bit for bit. (Training keeps its own hash-trie
+// Viterbi, tf_uni::viterbi in unigram.h: it needs pieces switched off between EM rounds.)
 class UnigramLattice {
  public:
   // pieces[i] empty: piece i is not in the lattice. scores must not be NaN.
-  UnigramLattice(const std::vector<U32>& pieces, const std::vector<double>& scores, float unk_score)
-      : unk_score_(unk_score) {
-    score_.resize(scores.size());
-    for (size_t i = 0; i < scores.size(); ++i) score_[i] = (float)scores[i];
+  UnigramLattice(const std::vector<U32>& pieces, const std::vector<double>& scores, double unk_score,
+                 bool float32 = true)
+      : float32_(float32), unk_f_((float)unk_score), unk_d_(unk_score) {
+    if (float32) {
+      score_f_.resize(scores.size());
+      for (size_t i = 0; i < scores.size(); ++i) score_f_[i] = (float)scores[i];
+    } else {
+      score_d_ = scores;
+    }
     // 1. a pointer trie over the UTF-8 bytes (surrogates as "surrogatepass")
     struct TNode {
       std::vector<std::pair<uint8_t, int32_t>> kids;
@@ -932,8 +952,21 @@ class UnigramLattice {
     }
   }
 
+  bool float32() const { return float32_; }
+
   // Best path of s[0:n]: ids (-1 = unknown character) and their start positions.
   void viterbi(const uint32_t* s, size_t n, std::vector<int32_t>& ids, std::vector<uint32_t>& starts) const {
+    if (float32_)
+      run<float, true>(score_f_.data(), unk_f_, s, n, ids, starts);
+    else
+      run<double, false>(score_d_.data(), unk_d_, s, n, ids, starts);
+  }
+
+ private:
+  // T: the score type; kRebase: rebase path scores past +-1e5 (sentencepiece's kScoreResetThreshold).
+  template <class T, bool kRebase>
+  void run(const T* score, const T unk_score, const uint32_t* s, size_t n, std::vector<int32_t>& ids,
+           std::vector<uint32_t>& starts) const {
     ids.clear();
     starts.clear();
     if (n == 0) return;
@@ -948,20 +981,20 @@ class UnigramLattice {
       bytes.insert(bytes.end(), b, b + len);
     }
     at[n] = (uint32_t)bytes.size();
-    constexpr float kReset = 100000.0f;
-    std::vector<float> best(n + 1, 0.0f);
+    constexpr T kReset = (T)100000.0;
+    std::vector<T> best(n + 1, (T)0);
     std::vector<int64_t> from(n + 1, -1);
     std::vector<int32_t> last(n + 1, -1);
     const Unit* da = da_.data();
     const size_t da_size = da_.size();
     size_t frontier = 0;
     for (size_t i = 0; i < n; ++i) {
-      float here = best[i];
-      if (here < -kReset || here > kReset) {
-        const float offset = here;
+      T here = best[i];
+      if (kRebase && (here < -kReset || here > kReset)) {
+        const T offset = here;
         for (size_t j = i; j <= frontier; ++j)
           if (j == i || from[j] >= 0) best[j] -= offset;
-        here = 0.0f;
+        here = (T)0;
       }
       int64_t unit = 0;
       bool single = false;
@@ -980,7 +1013,7 @@ class UnigramLattice {
         if (j == i) single = true;
         const size_t e = j + 1;
         frontier = std::max(frontier, e);
-        const float cand = score_[(size_t)id] + here;
+        const T cand = score[(size_t)id] + here;
         if (from[e] < 0 || cand > best[e]) {
           best[e] = cand;
           from[e] = (int64_t)i;
@@ -990,7 +1023,7 @@ class UnigramLattice {
       if (!single) {
         const size_t e = i + 1;
         frontier = std::max(frontier, e);
-        const float cand = unk_score_ + here;
+        const T cand = unk_score + here;
         if (from[e] < 0 || cand > best[e]) {
           best[e] = cand;
           from[e] = (int64_t)i;
@@ -1006,15 +1039,53 @@ class UnigramLattice {
     std::reverse(starts.begin(), starts.end());
   }
 
- private:
   static constexpr int32_t LEAF = -1024;  // base of a leaf: base + byte < 0, never a unit
   struct Unit {
     int32_t base, check, value;
   };
   std::vector<Unit> da_;
-  std::vector<float> score_;
-  float unk_score_;
+  bool float32_;
+  std::vector<float> score_f_;   // node scores, float32 arithmetic
+  std::vector<double> score_d_;  // node scores, double arithmetic
+  float unk_f_;
+  double unk_d_;
 };
+
+// Unigram._finish: the path of t[0:n] (ids, starts: UnigramLattice::viterbi) as tokens. A run
+// of unknown characters becomes one unk_id token over the run or, with byte_ids (256 ids, or
+// empty), the byte pieces of the UTF-8 of each of its characters, each spanning its character.
+// false (out partly filled) when a run has neither: the caller raises.
+inline bool finish_path(const uint32_t* t, size_t n, const std::vector<int32_t>& ids,
+                        const std::vector<uint32_t>& starts, int32_t unk_id, const std::vector<int32_t>& byte_ids,
+                        std::vector<Token>& out) {
+  out.clear();
+  out.reserve(ids.size());
+  const size_t k_end = ids.size();
+  for (size_t k = 0; k < k_end;) {
+    if (ids[k] >= 0) {
+      out.push_back(Token{ids[k], starts[k], k + 1 < k_end ? starts[k + 1] : (uint32_t)n});
+      ++k;
+      continue;
+    }
+    size_t j = k + 1;  // a run of unknown characters
+    while (j < k_end && ids[j] < 0) ++j;
+    const uint32_t a = starts[k], b = j < k_end ? starts[j] : (uint32_t)n;
+    if (!byte_ids.empty()) {
+      uint8_t buf[4];
+      for (uint32_t q = a; q < b; ++q) {
+        const int len = utf8_of(t[q], buf);
+        for (int z = 0; z < len; ++z) out.push_back(Token{byte_ids[buf[z]], q, q + 1});
+      }
+    } else if (unk_id >= 0) {
+      out.push_back(Token{unk_id, a, b});
+    } else {
+      return false;
+    }
+    k = j;
+  }
+  return true;
+}
+
 
 }  // namespace tf_spm
 
@@ -1383,20 +1454,57 @@ inline PyObject* spm_bpe_encode(PyObject*, PyObject* args) {
 struct SpmUnigramObject {
   PyObject_HEAD
   tf_spm::UnigramLattice* impl;
+  int32_t unk_id;                  // -1: none
+  std::vector<int32_t>* byte_ids;  // 256 ids (byte fallback) or empty
 };
 
-// SpmUnigram(pieces: list[str | None], scores: list[float], unk_score: float): the arguments
-// of unigram_model (None: not in the lattice).
+// 256 non-negative ids from a sequence (byte_ids), or empty for None.
+inline bool byte_ids_of(PyObject* o, std::vector<int32_t>& out) {
+  out.clear();
+  if (o == Py_None) return true;
+  PyObject* seq = as_tuple(o, "byte_ids must be None or a sequence of 256 ints");
+  if (!seq) return false;
+  bool ok = PyTuple_GET_SIZE(seq) == 256;
+  try {
+    for (Py_ssize_t k = 0; ok && k < 256; ++k) {
+      PyObject* x = PyTuple_GET_ITEM(seq, k);
+      long v = PyLong_Check(x) ? PyLong_AsLong(x) : -1;
+      ok = !(v == -1 && PyErr_Occurred()) && v >= 0 && v <= INT32_MAX;
+      out.push_back((int32_t)v);
+    }
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    ok = false;
+  }
+  Py_DECREF(seq);
+  if (!ok && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "byte_ids must hold 256 non-negative ids");
+  if (!ok) out.clear();
+  return ok;
+}
+
+// SpmUnigram(pieces: list[str | None], scores: list[float], unk_score: float, float32=True,
+//            unk_id=-1, byte_ids=None): pieces[i] None = not in the lattice; float32 chooses the
+// arithmetic (UnigramLattice); unk_id (-1: none) and byte_ids (256 ids, byte fallback) are what
+// encode/tokenize make of runs of unknown characters (Unigram._finish).
 inline int SpmUnigram_init(SpmUnigramObject* self, PyObject* args, PyObject* kwds) {
-  static const char* kwlist[] = {"pieces", "scores", "unk_score", nullptr};
-  PyObject *pieces, *scores;
+  static const char* kwlist[] = {"pieces", "scores", "unk_score", "float32", "unk_id", "byte_ids", nullptr};
+  PyObject *pieces, *scores, *byte_ids = Py_None;
   double unk_score;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOd", (char**)kwlist, &pieces, &scores, &unk_score)) return -1;
+  int float32 = 1, unk_id = -1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOd|piO", (char**)kwlist, &pieces, &scores, &unk_score, &float32,
+                                   &unk_id, &byte_ids))
+    return -1;
   if (self->impl) return 0;
   if (std::isnan(unk_score)) {
     PyErr_SetString(PyExc_ValueError, "SpmUnigram: unk_score is NaN");
     return -1;
   }
+  if (unk_id < -1) {
+    PyErr_SetString(PyExc_ValueError, "SpmUnigram: unk_id must be an id or -1");
+    return -1;
+  }
+  std::vector<int32_t> bytes;
+  if (!byte_ids_of(byte_ids, bytes)) return -1;
   PyObject* ps = as_tuple(pieces, "pieces must be a list of str or None");
   if (!ps) return -1;
   PyObject* ss = as_tuple(scores, "scores must be a list of float");
@@ -1434,22 +1542,35 @@ inline int SpmUnigram_init(SpmUnigramObject* self, PyObject* args, PyObject* kwd
   Py_DECREF(ss);
   if (!ok) return -1;
   tf_spm::UnigramLattice* impl = nullptr;
-  if (!run_released(false, [&] { impl = new tf_spm::UnigramLattice(p, sc, (float)unk_score); })) return -1;
+  std::vector<int32_t>* held = nullptr;
+  if (!run_released(false, [&] {
+        held = new std::vector<int32_t>(std::move(bytes));
+        impl = new tf_spm::UnigramLattice(p, sc, unk_score, float32 != 0);
+      })) {
+    delete held;
+    return -1;
+  }
   self->impl = impl;
+  self->byte_ids = held;
+  self->unk_id = (int32_t)unk_id;
   return 0;
 }
 
 inline void SpmUnigram_dealloc(SpmUnigramObject* self) {
   delete self->impl;
+  delete self->byte_ids;
   Py_TYPE(self)->tp_free((PyObject*)self);
 }
 
-// viterbi(text: str) -> (ids, starts), as unigram_viterbi (id -1: unknown character)
+inline const tf_spm::UnigramLattice* unigram_ready(SpmUnigramObject* self) {
+  if (!self->impl) PyErr_SetString(PyExc_ValueError, "SpmUnigram is not initialised");
+  return self->impl;
+}
+
+// viterbi(text: str) -> (ids, starts): the best path before unknown merging (id -1: unknown character)
 inline PyObject* SpmUnigram_viterbi(SpmUnigramObject* self, PyObject* arg) {
-  if (!self->impl) {
-    PyErr_SetString(PyExc_ValueError, "SpmUnigram is not initialised");
-    return nullptr;
-  }
+  const tf_spm::UnigramLattice* impl = unigram_ready(self);
+  if (!impl) return nullptr;
   std::vector<uint32_t> text;
   std::vector<int32_t> ids;
   std::vector<uint32_t> starts;
@@ -1458,10 +1579,9 @@ inline PyObject* SpmUnigram_viterbi(SpmUnigramObject* self, PyObject* arg) {
   } catch (const std::bad_alloc&) {
     return PyErr_NoMemory();
   }
-  const tf_spm::UnigramLattice& impl = *self->impl;
   if (!run_released(text.size() >= tf_spm::RELEASE_GIL_AT, [&] {
         if (text.size() > (size_t)INT32_MAX) throw std::length_error("text too long");
-        impl.viterbi(text.data(), text.size(), ids, starts);
+        impl->viterbi(text.data(), text.size(), ids, starts);
       }))
     return nullptr;
   PyObject* a = PyList_New((Py_ssize_t)ids.size());
@@ -1477,14 +1597,29 @@ inline PyObject* SpmUnigram_viterbi(SpmUnigramObject* self, PyObject* arg) {
   return Py_BuildValue("(NN)", a, b);
 }
 
-inline PyMethodDef SpmUnigram_methods[] = {
-    {"viterbi", (PyCFunction)SpmUnigram_viterbi, METH_O, "Best path: (ids, starts); id -1 = unknown character."},
-    {nullptr, nullptr, 0, nullptr},
-};
+// Viterbi and unknown merging of t[0:n] (GIL-free); false when a run of unknown characters has
+// neither unk_id nor byte_ids.
+inline bool unigram_tokens(const SpmUnigramObject* self, const uint32_t* t, size_t n, std::vector<tf_spm::Token>& out) {
+  if (n > (size_t)INT32_MAX) throw std::length_error("text too long");
+  std::vector<int32_t> ids;
+  std::vector<uint32_t> starts;
+  self->impl->viterbi(t, n, ids, starts);
+  return tf_spm::finish_path(t, n, ids, starts, self->unk_id, *self->byte_ids, out);
+}
 
-inline PyTypeObject SpmUnigramType = {PyVarObject_HEAD_INIT(nullptr, 0)};
-
-// --- Unigram, fused with the normalizer -----------------------------------------------
+// The tokens of text (a str); covered = false when unknown characters are left uncovered.
+inline bool run_unigram(SpmUnigramObject* self, PyObject* arg, std::vector<tf_spm::Token>& out, bool& covered) {
+  if (!unigram_ready(self)) return false;
+  std::vector<uint32_t> text;
+  try {
+    if (!u32_of(arg, text)) return false;
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    return false;
+  }
+  return run_released(text.size() >= tf_spm::RELEASE_GIL_AT,
+                      [&] { covered = unigram_tokens(self, text.data(), text.size(), out); });
+}
 
 // A list of non-negative ids; ids below 2^20 reuse one int object each, kept for the life
 // of the process (made on first use, with the GIL held), so a list costs an INCREF per id.
@@ -1521,40 +1656,71 @@ inline PyObject* list_of_shared_ints(const std::vector<int32_t>& ids) {
   return list;
 }
 
-// spm_unigram_encode(normalizer: SpmNormalizer, model: SpmUnigram, unk_id: int (-1: none),
-//                    byte_ids: sequence of 256 ints or None, text: str) -> list[int] | None
-// The ids of sentencepiece's Unigram encoding of text: normalization, the Viterbi path
-// (UnigramLattice::viterbi) and Unigram._finish (runs of unknown characters become one unk_id,
-// or with byte_ids the bytes of each of their characters). None when a run of unknown
-// characters has neither (the caller raises as the Python path does).
+// encode(text: str) -> list[int] | None: ids of the best segmentation (Unigram.encode_piece);
+// None when a run of unknown characters has neither unk_id nor byte_ids (the caller raises).
+inline PyObject* SpmUnigram_encode(SpmUnigramObject* self, PyObject* arg) {
+  std::vector<tf_spm::Token> out;
+  bool covered = true;
+  if (!run_unigram(self, arg, out, covered)) return nullptr;
+  if (!covered) Py_RETURN_NONE;
+  std::vector<int32_t> ids;
+  try {
+    ids.reserve(out.size());
+    for (const auto& t : out) ids.push_back(t.id);
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  }
+  return list_of_shared_ints(ids);
+}
+
+// tokenize(text: str) -> list[(id, start, end)] | None: as encode, with code-point spans (Unigram.tokenize)
+inline PyObject* SpmUnigram_tokenize(SpmUnigramObject* self, PyObject* arg) {
+  std::vector<tf_spm::Token> out;
+  bool covered = true;
+  if (!run_unigram(self, arg, out, covered)) return nullptr;
+  if (!covered) Py_RETURN_NONE;
+  PyObject* list = PyList_New((Py_ssize_t)out.size());
+  if (!list) return nullptr;
+  for (size_t k = 0; k < out.size(); ++k) {
+    PyObject* t = Py_BuildValue("(iII)", out[k].id, out[k].start, out[k].end);
+    if (!t) { Py_DECREF(list); return nullptr; }
+    PyList_SET_ITEM(list, (Py_ssize_t)k, t);
+  }
+  return list;
+}
+
+inline PyObject* SpmUnigram_float32(SpmUnigramObject* self, void*) {
+  if (!unigram_ready(self)) return nullptr;
+  return PyBool_FromLong(self->impl->float32());
+}
+
+inline PyMethodDef SpmUnigram_methods[] = {
+    {"viterbi", (PyCFunction)SpmUnigram_viterbi, METH_O, "Best path: (ids, starts); id -1 = unknown character."},
+    {"encode", (PyCFunction)SpmUnigram_encode, METH_O, "Ids of the best segmentation, unknown runs merged (None: uncovered)."},
+    {"tokenize", (PyCFunction)SpmUnigram_tokenize, METH_O, "(id, start, end) of the best segmentation (None: uncovered)."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+inline PyGetSetDef SpmUnigram_getset[] = {
+    {"float32", (getter)SpmUnigram_float32, nullptr, "True: sentencepiece's float32 arithmetic; False: doubles (HF).", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+inline PyTypeObject SpmUnigramType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// --- Unigram, fused with the normalizer -----------------------------------------------
+
+// spm_unigram_encode(normalizer: SpmNormalizer, model: SpmUnigram, text: str) -> list[int] | None
+// The ids of sentencepiece's Unigram encoding of text in one call: normalization, then
+// SpmUnigram.encode of the normalized text. None when a run of unknown characters is left
+// uncovered (the caller raises as the Python path does).
 inline PyObject* spm_unigram_encode(PyObject*, PyObject* args) {
-  PyObject *norm, *cap, *text, *byte_ids;
-  int unk_id;
-  if (!PyArg_ParseTuple(args, "O!O!iOU", &SpmNormalizerType, &norm, &SpmUnigramType, &cap, &unk_id, &byte_ids, &text))
-    return nullptr;
+  PyObject *norm, *cap, *text;
+  if (!PyArg_ParseTuple(args, "O!O!U", &SpmNormalizerType, &norm, &SpmUnigramType, &cap, &text)) return nullptr;
   auto* self = (SpmNormalizerObject*)norm;
   if (!normalizer_ready(self)) return nullptr;
-  const tf_spm::UnigramLattice* m = ((SpmUnigramObject*)cap)->impl;
-  if (!m) {
-    PyErr_SetString(PyExc_ValueError, "SpmUnigram is not initialised");
-    return nullptr;
-  }
-  std::vector<int32_t> bytes;
-  if (byte_ids != Py_None) {
-    PyObject* seq = as_tuple(byte_ids, "byte_ids must be None or a sequence of 256 ints");
-    if (!seq) return nullptr;
-    bool ok = PySequence_Fast_GET_SIZE(seq) == 256;
-    for (Py_ssize_t k = 0; ok && k < 256; ++k) {
-      long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, k));
-      ok = !(v == -1 && PyErr_Occurred()) && v >= 0 && v <= INT32_MAX;
-      bytes.push_back((int32_t)v);
-    }
-    Py_DECREF(seq);
-    if (!ok) {
-      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "byte_ids must hold 256 non-negative ids");
-      return nullptr;
-    }
-  }
+  auto* model = (SpmUnigramObject*)cap;
+  if (!unigram_ready(model)) return nullptr;
   std::vector<uint32_t> in;
   try {
     if (!u32_of(text, in)) return nullptr;
@@ -1562,45 +1728,19 @@ inline PyObject* spm_unigram_encode(PyObject*, PyObject* args) {
     return PyErr_NoMemory();
   }
   std::vector<int32_t> out;
-  bool uncovered = false;
+  bool covered = true;
   const tf_spm::Normalizer& impl = *self->impl;
   bool done = run_released(in.size() >= tf_spm::RELEASE_GIL_AT, [&] {
     U32 s;
     impl.normalize(in.data(), in.size(), s);
-    const uint32_t* t = (const uint32_t*)s.data();
-    const size_t n = s.size();
-    if (n > (size_t)INT32_MAX) throw std::length_error("text too long");
-    std::vector<int32_t> ids;
-    std::vector<uint32_t> starts;
-    m->viterbi(t, n, ids, starts);
-    out.reserve(ids.size());
-    const size_t k_end = ids.size();
-    for (size_t k = 0; k < k_end;) {
-      if (ids[k] >= 0) {
-        out.push_back(ids[k]);
-        ++k;
-        continue;
-      }
-      size_t j = k + 1;  // a run of unknown characters
-      while (j < k_end && ids[j] < 0) ++j;
-      size_t a = starts[k], b = j < k_end ? starts[j] : n;
-      if (!bytes.empty()) {
-        uint8_t buf[4];
-        for (size_t q = a; q < b; ++q) {
-          int len = tf_spm::utf8_of(t[q], buf);
-          for (int z = 0; z < len; ++z) out.push_back(bytes[buf[z]]);
-        }
-      } else if (unk_id >= 0) {
-        out.push_back(unk_id);
-      } else {
-        uncovered = true;
-        return;
-      }
-      k = j;
-    }
+    std::vector<tf_spm::Token> toks;
+    covered = unigram_tokens(model, (const uint32_t*)s.data(), s.size(), toks);
+    if (!covered) return;
+    out.reserve(toks.size());
+    for (const auto& t : toks) out.push_back(t.id);
   });
   if (!done) return nullptr;
-  if (uncovered) Py_RETURN_NONE;
+  if (!covered) Py_RETURN_NONE;
   return list_of_shared_ints(out);
 }
 
@@ -1627,11 +1767,14 @@ inline int add_types(PyObject* m) {
   SpmUnigramType.tp_name = "tokenforge._core.SpmUnigram";
   SpmUnigramType.tp_basicsize = sizeof(SpmUnigramObject);
   SpmUnigramType.tp_flags = Py_TPFLAGS_DEFAULT;
-  SpmUnigramType.tp_doc = "SpmUnigram(pieces, scores, unk_score): Unigram Viterbi over a double-array trie.";
+  SpmUnigramType.tp_doc =
+      "SpmUnigram(pieces, scores, unk_score, float32=True, unk_id=-1, byte_ids=None): Unigram Viterbi over a "
+      "double-array trie.";
   SpmUnigramType.tp_new = PyType_GenericNew;
   SpmUnigramType.tp_init = (initproc)SpmUnigram_init;
   SpmUnigramType.tp_dealloc = (destructor)SpmUnigram_dealloc;
   SpmUnigramType.tp_methods = SpmUnigram_methods;
+  SpmUnigramType.tp_getset = SpmUnigram_getset;
   if (PyType_Ready(&SpmNormalizerType) < 0 || PyType_Ready(&SpmBPEType) < 0 || PyType_Ready(&SpmUnigramType) < 0)
     return -1;
   Py_INCREF(&SpmNormalizerType);

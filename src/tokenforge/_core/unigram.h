@@ -1,15 +1,22 @@
-// Unigram language-model tokenization: the hot loops of encoding and training.
+// Unigram language-model training: the hot loops of EM.
 //
 // A model is a table of log-probabilities (one score per id) and a trie of the
-// pieces that may appear in a segmentation, over Unicode code points. Every
+// pieces that may appear in a segmentation, over Unicode code points; training
+// switches pieces off between rounds (Model::absent) without rebuilding it. Every
 // position of a text starts the pieces the trie finds there; a position with no
 // one-character piece also starts an "unknown" node of score min_score - 10
 // (sentencepiece's kUnkPenalty), so a segmentation always exists.
 //
+// Encoding does not use this file: its one native Viterbi is tf_spm::UnigramLattice
+// (spm.h, a double-array trie, float32 or double arithmetic; core.SpmUnigram).
+//
 //   viterbi   best segmentation, with sentencepiece 0.2.3's arithmetic: float node
 //             and path scores, path scores rebased to 0 when they pass +-1e5. On
-//             equal scores the earlier start (the longer last piece) wins. Ties are
-//             common in real text ("-" runs), so the rounding must match bit for bit.
+//             equal scores the earlier start (the longer last piece) wins. Used by
+//             viterbi_counts and alternatives (pruning; exclude_whole gives a piece's
+//             second-best segmentation) and by the unigram_viterbi binding, which tests
+//             and fuzz/fuzz_core.py use to cross-check the two tries (and a model
+//             after unigram_rescore).
 //   estep     forward-backward expected counts of every piece over ALL
 //             segmentations of every word (the E-step of EM training), in double.
 //             Per-node contributions are rounded to 2^-24 and summed as int64,
@@ -592,6 +599,7 @@ static PyObject* tf_unigram_corpus(PyObject*, PyObject* args) {
 }
 
 // unigram_viterbi(model, text: str) -> (ids: list[int], starts: list[int]); id -1 = unknown char
+// Not the encoder (that is SpmUnigram, spm.h): the training model's Viterbi, for cross-checks.
 static PyObject* tf_unigram_viterbi(PyObject*, PyObject* args) {
   PyObject *cap, *text;
   if (!PyArg_ParseTuple(args, "OU", &cap, &text)) return nullptr;

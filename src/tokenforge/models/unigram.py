@@ -26,12 +26,19 @@ Exactness with sentencepiece (``unigram_model.cc``) and HF ``tokenizers``:
   control, unknown and byte pieces never match text, unused pieces are
   skipped, user-defined pieces score ``0.1 * (len - 1)`` (above any piece), and
   ``min_score`` is taken over normal pieces only. Without ``types`` every
-  piece matches and ``min_score`` is over all pieces, as in HF ``tokenizers``.
+  piece matches and ``min_score`` is over all pieces, as in HF ``tokenizers``;
+* so a model has one of two arithmetics: with ``types`` sentencepiece's
+  (float32 sums, +-1e5 rebasing), without ``types`` HF's (plain doubles, no
+  rebasing, unknown node ``min_score - 10`` in double). The tie rule (strict
+  ``>``: the earliest start wins) is the same in both.
 
 Finding the pieces at a position is a dict lookup per candidate length, so a
-text of n characters costs O(n * L) with L the longest piece. The native core
-(``_core/unigram.h``) runs the same Viterbi; ``TOKENFORGE_BACKEND=python``
-forces the code here.
+text of n characters costs O(n * L) with L the longest piece. Encoding runs
+natively in both arithmetics: ``SpmUnigram`` (``_core/spm.h``, a double-array
+trie over UTF-8 bytes) is the one native Viterbi, used here and by the
+Pipeline's one-call SentencePiece path; it also merges unknown runs / applies
+byte fallback. ``TOKENFORGE_BACKEND=python`` forces the code here, which stays
+the reference the native path is tested against.
 """
 
 from __future__ import annotations
@@ -191,7 +198,8 @@ class Unigram:
         self._in_lattice = frozenset(in_lattice)
         byte_ids = [vocab.get(byte_piece(b)) for b in range(256)]
         self._byte_ids: tuple[int, ...] | None = tuple(byte_ids) if all(i is not None for i in byte_ids) else None  # type: ignore[arg-type]
-        self._native = None
+        self._lattice = None  # the native encoder (core.SpmUnigram), built on first use
+        self._hash_model = None  # see _native
 
     # -- vocabulary -------------------------------------------------------------------------------
 
@@ -256,7 +264,8 @@ class Unigram:
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
-        state["_native"] = None  # a capsule; rebuilt on first use
+        state["_lattice"] = None  # native objects; rebuilt on first use
+        state["_hash_model"] = None
         return state
 
     # -- lattice ----------------------------------------------------------------------------------
@@ -344,20 +353,46 @@ class Unigram:
         path.reverse()
         return path
 
+    def _lattice_pieces(self) -> list[str | None]:
+        """Pieces by id as the native lattices take them: ``None`` for ids that never match text."""
+        return [p if i in self._in_lattice else None for i, p in enumerate(self._pieces)]
+
     def _core(self):
+        """The native core, with this model's encoder ``self._lattice`` built; ``None`` on the Python backend.
+
+        The encoder runs the model's own arithmetic (float32 with ``types``, double without),
+        and knows ``unk_id`` and the byte-fallback ids, so one call gives the ids of a piece.
+        """
         core = _native.core(self._backend)
-        if core is None or not self._float32:  # the core's lattice sums in 32-bit floats
+        if core is None:
             return None
-        if self._native is None:
-            pieces = [p if i in self._in_lattice else None for i, p in enumerate(self._pieces)]
-            self._native = core.unigram_model(pieces, list(self._node_score), self._unk_score)
+        if self._lattice is None:
+            self._lattice = core.SpmUnigram(
+                self._lattice_pieces(), list(self._node_score), self._unk_score,
+                float32=self._float32,
+                unk_id=-1 if self._unk_id is None else self._unk_id,
+                byte_ids=self._byte_ids if self._byte_fallback else None,
+            )
         return core
+
+    @property
+    def _native(self):
+        """The training core's hash-trie model (``unigram_model``) of this lattice, built on first access.
+
+        Encoding does not use it (see :meth:`_core`); tests cross-check the two native tries
+        with it. Its arithmetic is always float32 (the training core's Viterbi).
+        """
+        if self._hash_model is None:
+            core = _native.core(self._backend)
+            if core is None:
+                return None
+            self._hash_model = core.unigram_model(self._lattice_pieces(), list(self._node_score), self._unk_score)
+        return self._hash_model
 
     def viterbi_path(self, piece: str) -> list[tuple[int, int]]:
         """Best path of ``piece`` before unknown merging: ``(id, start)`` pairs, id -1 = unknown char."""
-        core = self._core()
-        if core is not None:
-            ids, starts = core.unigram_viterbi(self._native, piece)
+        if self._core() is not None:
+            ids, starts = self._lattice.viterbi(piece)
             return list(zip(ids, starts))
         return self._viterbi_py(piece) or []
 
@@ -398,7 +433,11 @@ class Unigram:
         """
         if not piece:
             return []
-        return self._finish(piece, self.viterbi_path(piece))
+        if self._core() is not None:
+            toks = self._lattice.tokenize(piece)
+            if toks is not None:
+                return toks
+        return self._finish(piece, self.viterbi_path(piece))  # (raises for uncovered unknown characters)
 
     def encode_piece(
         self,
@@ -420,6 +459,10 @@ class Unigram:
         if not piece:
             return []
         if not sample or nbest_size in (0, 1):
+            if self._core() is not None:
+                ids = self._lattice.encode(piece)
+                if ids is not None:
+                    return ids
             return [t[0] for t in self.tokenize(piece)]
         rng = seed if isinstance(seed, random.Random) else random.Random(seed)
         if nbest_size > 1:

@@ -37,6 +37,14 @@ strings are smallest by code point wins. sentencepiece breaks such ties by
 memory address, so its own order is not reproducible; otherwise the result
 is the same pieces as ``spm_train --model_type=bpe``.
 
+**Backends.** The merge loop runs natively (``_core/spm_bpe_train.h``) when
+the core is built and the weighted corpus length fits 63 bits: characters
+become ids in code-point order (so id strings compare as the pieces do), the
+valid-piece rule is evaluated there from per-character attributes computed
+here (script, digit, ``▁``), and the loop is the one below, merge for merge.
+``backend="python"`` (or ``TOKENFORGE_BACKEND=python``) runs the pure-Python
+loop, which stays the reference the native one is tested against.
+
 Why not :func:`tokenforge.trainers.bpe.learn_merges`: that loop works on a
 256-symbol byte alphabet and has no notion of an invalid pair; here symbols
 are Unicode characters (thousands for CJK) and every candidate pair must be
@@ -48,9 +56,11 @@ from __future__ import annotations
 
 import heapq
 import struct
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
+from .. import _native
 from ..errors import SpecialTokenError, TrainingError
 from ..models.bpe import (
     SP_BYTE,
@@ -119,12 +129,17 @@ def required_chars(counts: Mapping[str, int], character_coverage: float) -> list
     >>> required_chars({"▁aab": 3, "▁c": 1}, 0.9)
     [('a', 6), ('▁', 4), ('b', 3)]
     """
-    chars: dict[str, int] = {}
+    for word in counts:
+        if " " in word:
+            raise TrainingError(f"pre-token {word!r} contains a space; escape spaces as '▁' first")
+    # words grouped by count: one C-speed Counter per distinct count
+    by_count: dict[int, list[str]] = {}
     for word, c in counts.items():
-        for ch in word:
-            if ch == " ":
-                raise TrainingError(f"pre-token {word!r} contains a space; escape spaces as '▁' first")
-            chars[ch] = chars.get(ch, 0) + c
+        by_count.setdefault(c, []).append(word)
+    chars: dict[str, int] = {}
+    for c, group in by_count.items():
+        for ch, n in Counter("".join(group)).items():
+            chars[ch] = chars.get(ch, 0) + n * c
     total = sum(chars.values())
     target = _f32(character_coverage)
     out: list[tuple[str, int]] = []
@@ -163,7 +178,12 @@ class SentencePieceBPETrainer:
         split_by_unicode_script: bool = True,
         split_by_number: bool = True,
         show_progress: bool = True,
+        backend: str = "auto",
     ) -> None:
+        try:
+            _native.core(backend)
+        except ValueError as exc:
+            raise TrainingError(str(exc)) from None
         if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < 1:
             raise TrainingError(f"vocab_size must be a positive int, got {vocab_size!r}")
         if not isinstance(unk_token, str) or not unk_token:
@@ -183,6 +203,7 @@ class SentencePieceBPETrainer:
         self.split_by_unicode_script = bool(split_by_unicode_script)
         self.split_by_number = bool(split_by_number)
         self.show_progress = show_progress
+        self.backend = backend
 
     # -- the valid-piece rule --------------------------------------------------
     def is_valid_piece(self, piece: str) -> bool:
@@ -255,6 +276,35 @@ class SentencePieceBPETrainer:
         return PieceBPE.from_sentencepiece(pieces, scores, types, byte_fallback=self.byte_fallback)
 
     def _learn(self, counts: dict[str, int], alphabet: set[str], n_merges: int, taken: set[str]) -> list[str]:
+        native = _native.core(self.backend)
+        # 64-bit counts: no pair count exceeds the weighted corpus length
+        if native is not None and n_merges and sum(c * len(w) for w, c in counts.items()) < 2**62:
+            return self._learn_native(native, counts, alphabet, n_merges, taken)
+        return self._learn_python(counts, alphabet, n_merges, taken)
+
+    def _learn_native(self, native, counts: dict[str, int], alphabet: set[str], n_merges: int, taken: set[str]) -> list[str]:
+        chars = sorted(alphabet)  # ids in code-point order: id strings compare as the pieces do
+        script_ids: dict[str, int] = {}
+        scripts: list[int] = []
+        flags: list[int] = []
+        for ch in chars:
+            s = _script(ch)
+            scripts.append(-1 if s == "Inherited" else script_ids.setdefault(s, len(script_ids)))
+            flags.append((ch in ("\u2585", "\0", " ")) | (ch == WS) << 1 | ch.isdecimal() << 2)
+        with _progress(None if self.show_progress else False, n_merges, "merge", " pieces") as bar:
+            ids = native.spm_bpe_learn(
+                list(counts), list(counts.values()), [ord(ch) for ch in chars], scripts, flags, sorted(taken),
+                n_merges, self.max_piece_length, self.split_digits, self.split_by_number,
+                self.split_by_unicode_script,
+            )
+            if bar:
+                bar(len(ids))
+        symbols = list(chars)
+        for a, b in ids:
+            symbols.append(symbols[a] + symbols[b])
+        return symbols[len(chars) :]
+
+    def _learn_python(self, counts: dict[str, int], alphabet: set[str], n_merges: int, taken: set[str]) -> list[str]:
         # words: runs of alphabet characters (a rare character ends a run: no piece holds it)
         words: list[list[str]] = []
         freqs: list[int] = []
