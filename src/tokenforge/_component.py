@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 
-class Component:
+class Component(ABC):
     """A pipeline stage (pre-tokenizer, post-processor, decoder) that is defined by
     its ``to_dict()``: two stages are equal when they serialize equally."""
 
-    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """The stage in HF tokenizer.json's shape, with its ``"type"``."""
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.to_dict() == self.to_dict()  # type: ignore[attr-defined]

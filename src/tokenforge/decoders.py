@@ -12,6 +12,7 @@ longer become valid UTF-8.
 from __future__ import annotations
 
 import codecs
+from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -109,8 +110,9 @@ class StreamDecoder:
 class Decoder(Component):
     """Base class. ``decode(tokens) == "".join(decode_chain(tokens))``."""
 
-    def decode_chain(self, tokens: list[str]) -> list[str]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        """Token strings in, text pieces out (joined, they are the text)."""
 
     def decode(self, tokens: list[str]) -> str:
         return "".join(self.decode_chain(list(tokens)))

@@ -94,6 +94,7 @@ import binascii
 import lzma
 import sys
 import unicodedata
+from abc import ABC, abstractmethod
 from array import array
 from collections.abc import Iterable, Mapping
 from collections.abc import Sequence as _Seq
@@ -310,7 +311,7 @@ class NormalizedText:
 _REGISTRY: dict[str, type[Normalizer]] = {}
 
 
-class Normalizer:
+class Normalizer(ABC):
     """Base class: ``normalize`` keeps the alignment, ``normalize_str`` is the fast path.
 
     Subclasses set ``type_name`` (the ``"type"`` of the serialized form) and
@@ -324,9 +325,9 @@ class Normalizer:
         if cls.type_name:
             _REGISTRY[cls.type_name] = cls
 
+    @abstractmethod
     def normalize(self, nt: NormalizedText) -> NormalizedText:
         """Normalize ``nt.normalized``, keeping the map to ``nt.original``."""
-        raise NotImplementedError
 
     def normalize_str(self, text: str) -> str:
         """Normalize a string (no alignment)."""

@@ -16,6 +16,7 @@ post-processor loads as it is.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Iterable, Mapping
 from collections.abc import Sequence as Seq
 from dataclasses import dataclass, field
@@ -102,8 +103,9 @@ class PostProcessor(Component):
         """How many ids the template adds (for truncation budgets)."""
         return sum(len(item[0]) for item, _ in self._template(is_pair) if item not in ("A", "B"))
 
-    def _template(self, pair: bool) -> list[tuple[Any, int]]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _template(self, pair: bool) -> list[tuple[Any, int]]:
+        """The template: ``("A"|"B", type_id)`` for the sequences, ``((ids, tokens), type_id)`` for added tokens."""
 
     def __reduce__(self):
         return (post_processor_from_dict, (self.to_dict(),))

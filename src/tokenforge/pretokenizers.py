@@ -13,6 +13,7 @@ custom pattern can never lose text.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
@@ -314,14 +315,9 @@ def split_spans(length: int, matches: list[tuple[int, int]], behavior: str, inve
 class PreTokenizer(Component):
     """Base class: ``split_pieces`` refines pieces; ``pre_tokenize_str`` is HF's view."""
 
+    @abstractmethod
     def split_pieces(self, pieces: list[Piece]) -> list[Piece]:
-        out: list[Piece] = []
-        for p in pieces:
-            out.extend(self._split_one(p))
-        return out
-
-    def _split_one(self, piece: Piece) -> list[Piece]:  # pragma: no cover - abstract
-        raise NotImplementedError
+        """Cut each piece further (pieces keep their spans in the split text)."""
 
     def pre_tokenize(self, text: str, first: bool = True) -> list[Piece]:
         """Pieces of ``text``; ``first`` says whether it starts the input (Metaspace "first")."""
@@ -349,13 +345,27 @@ class PreTokenizer(Component):
         return (pre_tokenizer_from_dict, (self.to_dict(),))
 
 
+class _PieceByPiece(PreTokenizer):
+    """A pre-tokenizer that cuts each piece on its own, without context."""
+
+    def split_pieces(self, pieces: list[Piece]) -> list[Piece]:
+        out: list[Piece] = []
+        for p in pieces:
+            out.extend(self._split_one(p))
+        return out
+
+    @abstractmethod
+    def _split_one(self, piece: Piece) -> list[Piece]:
+        """The sub-pieces of one piece."""
+
+
 def _cut(piece: Piece, spans: list[tuple[int, int]]) -> list[Piece]:
     if len(spans) == 1 and spans[0] == (0, len(piece.text)):
         return [piece]
     return [piece.sub(s, e) for s, e in spans]
 
 
-class Split(PreTokenizer):
+class Split(_PieceByPiece):
     """Split on a literal string or a regex, with an explicit ``behavior`` for the matches.
 
     >>> Split(" ", "merged_with_next", regex_pattern=False).split("a b c")
@@ -407,13 +417,14 @@ class Split(PreTokenizer):
         return cls(source, _field(d, "behavior", str), invert=bool(d.get("invert", False)), regex_pattern=is_regex)
 
 
-class _CharClassSplit(PreTokenizer):
+class _CharClassSplit(_PieceByPiece):
     """Split on characters selected by a predicate (each matching char is a match)."""
 
     behavior = "isolated"
 
-    def _is_delim(self, ch: str) -> bool:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _is_delim(self, ch: str) -> bool:
+        """Is ``ch`` a delimiter?"""
 
     def _split_one(self, piece: Piece) -> list[Piece]:
         text = piece.text
@@ -423,7 +434,7 @@ class _CharClassSplit(PreTokenizer):
         return _cut(piece, split_spans(len(text), matches, self.behavior))
 
 
-class WhitespaceSplit(PreTokenizer):
+class WhitespaceSplit(_PieceByPiece):
     """Split on Unicode whitespace, dropping it.
 
     >>> WhitespaceSplit().split(" a\\u3000b\\n")
@@ -442,7 +453,7 @@ class WhitespaceSplit(PreTokenizer):
         return {"type": "WhitespaceSplit"}
 
 
-class Whitespace(PreTokenizer):
+class Whitespace(_PieceByPiece):
     r"""Words and runs of other non-space characters: the regex ``\w+|[^\w\s]+``.
 
     >>> Whitespace().split("Hey friend!  How are you?!?")
@@ -510,7 +521,7 @@ class CharDelimiterSplit(_CharClassSplit):
         return {"type": "CharDelimiterSplit", "delimiter": self.delimiter}
 
 
-class BertPreTokenizer(PreTokenizer):
+class BertPreTokenizer(_PieceByPiece):
     """BERT's BasicTokenizer split: whitespace is dropped, each punctuation character
     stands alone. (CJK ideographs are isolated by :class:`~tokenforge.normalizers.BertNormalizer`'s
     ``handle_chinese_chars``, which surrounds each with spaces, as BERT does.)

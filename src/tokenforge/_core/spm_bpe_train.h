@@ -39,7 +39,6 @@ inline uint64_t pk(uint32_t a, uint32_t b) { return ((uint64_t)a << 32) | b; }
 struct Pair {
   uint64_t key;
   int64_t count;
-  int64_t before;  // count at the start of the current merge (valid when stamp == current)
   uint32_t stamp;
   uint32_t list;  // index into Trainer::holders, or NONE
   int8_t valid;   // -1 not yet decided, 0/1
@@ -82,7 +81,7 @@ class PairTable {
   }
 
  private:
-  static Pair blank() { return Pair{EMPTY, 0, 0, 0, NONE, -1, 0}; }
+  static Pair blank() { return Pair{EMPTY, 0, 0, NONE, -1, 0}; }
   void grow() {
     std::vector<Pair> old;
     old.swap(slots_);
@@ -106,6 +105,18 @@ constexpr int F_WS = 2;     // ▁: only as the first character
 constexpr int F_DIGIT = 4;  // str.isdecimal()
 constexpr int32_t S_INHERITED = -1;  // script: takes the script of the character before
 constexpr int32_t S_ANY = -2;        // Python's None: compatible with every script
+
+// the first k in [i, n) with w[k] == a, else n (blocks of 8 compile to vector compares)
+inline size_t find_from(const uint32_t* w, size_t i, size_t n, uint32_t a) {
+  for (; i + 8 <= n; i += 8) {
+    uint32_t any = 0;
+    for (int j = 0; j < 8; ++j) any |= (uint32_t)(w[i + j] == a);
+    if (any) break;
+  }
+  for (; i < n; ++i)
+    if (w[i] == a) return i;
+  return n;
+}
 
 struct Trainer {
   // settings
@@ -198,7 +209,7 @@ struct Trainer {
 
     std::vector<std::pair<uint32_t, uint32_t>> merges;
     std::vector<uint32_t> list, out, hits, touched_pos;
-    std::vector<uint64_t> touched;
+    std::vector<std::pair<uint64_t, int64_t>> touched;  // pairs changed by this merge, with their count before
     while (merges.size() < n_merges && !heap.empty()) {
       Entry e = heap.top();
       heap.pop();
@@ -227,8 +238,7 @@ struct Trainer {
         if (!p.valid) return nullptr;
         if (p.stamp != stamp) {
           p.stamp = stamp;
-          p.before = p.count;
-          touched.push_back(p.key);
+          touched.emplace_back(p.key, p.count);
         }
         p.count += d;
         return &p;
@@ -237,8 +247,11 @@ struct Trainer {
         auto& w = words[idx];
         const size_t n = w.size();
         hits.clear();
-        for (size_t i = 0; i + 1 < n;) {
-          if (w[i] == a && w[i + 1] == b) { hits.push_back((uint32_t)i); i += 2; }
+        if (n < 2) continue;
+        for (size_t i = 0;;) {  // left to right, without overlap
+          i = find_from(w.data(), i, n - 1, a);
+          if (i >= n - 1) break;
+          if (w[i + 1] == b) { hits.push_back((uint32_t)i); i += 2; }
           else ++i;
         }
         if (hits.empty()) continue;  // stale index entry
@@ -275,10 +288,10 @@ struct Trainer {
         }
         w.swap(out);
       }
-      for (uint64_t k : touched) {
+      for (const auto& [k, before] : touched) {
         if (k == key) continue;
-        Pair& p = pairs.get(k);
-        if (p.count != p.before && p.count > 0) heap.push(Entry{p.count, (uint32_t)(k >> 32), (uint32_t)k});
+        const Pair& p = pairs.get(k);
+        if (p.count != before && p.count > 0) heap.push(Entry{p.count, (uint32_t)(k >> 32), (uint32_t)k});
       }
       pairs.get(key).count = 0;
     }

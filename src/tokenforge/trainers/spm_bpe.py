@@ -56,9 +56,10 @@ from __future__ import annotations
 
 import heapq
 import struct
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
+
+import numpy as np
 
 from .. import _native
 from ..errors import SpecialTokenError, TrainingError
@@ -132,14 +133,17 @@ def required_chars(counts: Mapping[str, int], character_coverage: float) -> list
     for word in counts:
         if " " in word:
             raise TrainingError(f"pre-token {word!r} contains a space; escape spaces as '▁' first")
-    # words grouped by count: one C-speed Counter per distinct count
+    # words grouped by count: one vectorized count of the code points per distinct count
     by_count: dict[int, list[str]] = {}
     for word, c in counts.items():
         by_count.setdefault(c, []).append(word)
     chars: dict[str, int] = {}
     for c, group in by_count.items():
-        for ch, n in Counter("".join(group)).items():
-            chars[ch] = chars.get(ch, 0) + n * c
+        cps = np.frombuffer("".join(group).encode("utf-32-le", "surrogatepass"), dtype="<u4")
+        found, n = np.unique(cps, return_counts=True)
+        for cp, k in zip(found.tolist(), n.tolist()):
+            ch = chr(cp)
+            chars[ch] = chars.get(ch, 0) + k * c
     total = sum(chars.values())
     target = _f32(character_coverage)
     out: list[tuple[str, int]] = []
