@@ -7,6 +7,11 @@
     tokenforge info [--tokenizer T] [--json] [--accounting [--pad-to N] [--d-model D] [--untied]]
     tokenforge compare TOKENIZERS... [--text FILES...] [--format table|markdown|csv|json] [--plot OUT.png]
     tokenforge explain [TEXT] [-t T] [--numbers] [--indent [N]] [--encodings ENC...] [--json]
+    tokenforge offsets TEXT [-t T] [--json]
+    tokenforge bpb TEXT --nll NATS | --token-nll FILE
+    tokenforge heal PROMPT [-t T] [--max-backoff K]
+    tokenforge extend TOKENS... [-t T] [--kind special|lexical] [--test FILE] [--out PATH]
+    tokenforge chat MESSAGES.json [-t T] [--template chatml|llama3] [--generation-prompt]
     tokenforge glitch [-t T] [--text FILES...] [--top N] [--expected rank|uniform] [--rare-max N] [--unreachable] [--json]
 
 With no files, ``train`` learns a byte-level BPE tokenizer from the corpus
@@ -357,6 +362,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_explain(sub)
     register_glitch(sub)
+
+    from .cli_analysis import register
+
+    register(sub, DEFAULT_TOKENIZER)  # offsets, bpb, heal, extend, chat
     return p
 
 
