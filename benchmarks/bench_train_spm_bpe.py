@@ -34,7 +34,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import DATA_DIR, machine_info, print_machine  # noqa: E402
+from _common import DATA_DIR, machine_info, print_machine
 
 CORPORA = [("botchan.txt", 2000), ("wagahaiwa_nekodearu.txt", 4000), ("hongloumeng.txt", 6000)]
 COVERAGE = 0.9995
@@ -99,12 +99,12 @@ def main() -> None:
         lines = read_lines(name)
         spm_train(lines, vocab)  # warm-up
         tf_train(count_words(lines), vocab, "native")
-        t_spm, theirs = best(lambda: spm_train(lines, vocab), args.repeats)
-        t_count, counts = best(lambda: count_words(lines), args.repeats)
-        t_tf, ours = best(lambda: tf_train(counts, vocab, "native"), args.repeats)
+        t_spm, theirs = best(lambda lines=lines, vocab=vocab: spm_train(lines, vocab), args.repeats)
+        t_count, counts = best(lambda lines=lines: count_words(lines), args.repeats)
+        t_tf, ours = best(lambda counts=counts, vocab=vocab: tf_train(counts, vocab, "native"), args.repeats)
         t_py = float("nan")
         if not args.no_python:
-            t_py, ref = best(lambda: tf_train(counts, vocab, "python"), 1)
+            t_py, ref = best(lambda counts=counts, vocab=vocab: tf_train(counts, vocab, "python"), 1)
             assert ref == ours, f"{name}: native and Python pieces differ"
         same = len(set(ours) & set(theirs)) / len(theirs)
         print(f"{name:<26}{vocab:>6}{t_spm:>8.3f}{t_count:>9.3f}{t_tf:>9.3f}{t_tf / t_spm:>10.2f}"
