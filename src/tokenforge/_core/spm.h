@@ -45,6 +45,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -957,30 +958,34 @@ class UnigramLattice {
   // Best path of s[0:n]: ids (-1 = unknown character) and their start positions.
   void viterbi(const uint32_t* s, size_t n, std::vector<int32_t>& ids, std::vector<uint32_t>& starts) const {
     if (float32_)
-      run<float, true>(score_f_.data(), unk_f_, s, n, ids, starts);
+      run<float>(s, n, ids, starts);
     else
-      run<double, false>(score_d_.data(), unk_d_, s, n, ids, starts);
+      run<double>(s, n, ids, starts);
   }
 
  private:
-  // T: the score type; kRebase: rebase path scores past +-1e5 (sentencepiece's kScoreResetThreshold).
-  template <class T, bool kRebase>
-  void run(const T* score, const T unk_score, const uint32_t* s, size_t n, std::vector<int32_t>& ids,
-           std::vector<uint32_t>& starts) const {
+  // T: the score type. float rebases path scores past +-1e5 (sentencepiece's kScoreResetThreshold).
+  template <class T>
+  void run(const uint32_t* s, size_t n, std::vector<int32_t>& ids, std::vector<uint32_t>& starts) const {
+    constexpr bool kRebase = std::is_same<T, float>::value;
+    const std::vector<T>& score = scores<T>();
+    const T unk_score = kRebase ? (T)unk_f_ : (T)unk_d_;
     ids.clear();
     starts.clear();
     if (n == 0) return;
-    // UTF-8 of the text and where each character starts in it
-    std::vector<uint8_t> bytes;
+    // UTF-8 of the text and where each character starts in it (written in place: a
+    // vector::insert per character was not always inlined, and cost 20% of the run)
     std::vector<uint32_t> at(n + 1);
-    bytes.reserve(n + n / 2);
-    uint8_t b[4];
+    size_t total = 0;
     for (size_t i = 0; i < n; ++i) {
-      at[i] = (uint32_t)bytes.size();
-      int len = utf8_of(s[i], b);
-      bytes.insert(bytes.end(), b, b + len);
+      at[i] = (uint32_t)total;
+      const uint32_t c = s[i];
+      total += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
     }
-    at[n] = (uint32_t)bytes.size();
+    if (total > (size_t)UINT32_MAX) throw std::length_error("text too long");
+    at[n] = (uint32_t)total;
+    std::vector<uint8_t> bytes(total);
+    for (size_t i = 0; i < n; ++i) utf8_of(s[i], bytes.data() + at[i]);
     constexpr T kReset = (T)100000.0;
     std::vector<T> best(n + 1, (T)0);
     std::vector<int64_t> from(n + 1, -1);
@@ -1039,6 +1044,9 @@ class UnigramLattice {
     std::reverse(starts.begin(), starts.end());
   }
 
+  template <class T>
+  const std::vector<T>& scores() const;
+
   static constexpr int32_t LEAF = -1024;  // base of a leaf: base + byte < 0, never a unit
   struct Unit {
     int32_t base, check, value;
@@ -1051,19 +1059,22 @@ class UnigramLattice {
   double unk_d_;
 };
 
-// Unigram._finish: the path of t[0:n] (ids, starts: UnigramLattice::viterbi) as tokens. A run
-// of unknown characters becomes one unk_id token over the run or, with byte_ids (256 ids, or
-// empty), the byte pieces of the UTF-8 of each of its characters, each spanning its character.
-// false (out partly filled) when a run has neither: the caller raises.
-inline bool finish_path(const uint32_t* t, size_t n, const std::vector<int32_t>& ids,
-                        const std::vector<uint32_t>& starts, int32_t unk_id, const std::vector<int32_t>& byte_ids,
-                        std::vector<Token>& out) {
-  out.clear();
-  out.reserve(ids.size());
+template <>
+inline const std::vector<float>& UnigramLattice::scores<float>() const { return score_f_; }
+template <>
+inline const std::vector<double>& UnigramLattice::scores<double>() const { return score_d_; }
+
+// Unigram._finish: the path of t[0:n] (ids, starts: UnigramLattice::viterbi) as tokens, each
+// passed to emit(id, start, end). A run of unknown characters becomes one unk_id token over the
+// run or, with byte_ids (256 ids, or empty), the byte pieces of the UTF-8 of each of its
+// characters, each spanning its character. false when a run has neither: the caller raises.
+template <class Emit>
+bool finish_path(const uint32_t* t, size_t n, const std::vector<int32_t>& ids, const std::vector<uint32_t>& starts,
+                 int32_t unk_id, const std::vector<int32_t>& byte_ids, Emit&& emit) {
   const size_t k_end = ids.size();
   for (size_t k = 0; k < k_end;) {
     if (ids[k] >= 0) {
-      out.push_back(Token{ids[k], starts[k], k + 1 < k_end ? starts[k + 1] : (uint32_t)n});
+      emit(ids[k], starts[k], k + 1 < k_end ? starts[k + 1] : (uint32_t)n);
       ++k;
       continue;
     }
@@ -1074,10 +1085,10 @@ inline bool finish_path(const uint32_t* t, size_t n, const std::vector<int32_t>&
       uint8_t buf[4];
       for (uint32_t q = a; q < b; ++q) {
         const int len = utf8_of(t[q], buf);
-        for (int z = 0; z < len; ++z) out.push_back(Token{byte_ids[buf[z]], q, q + 1});
+        for (int z = 0; z < len; ++z) emit(byte_ids[buf[z]], q, q + 1);
       }
     } else if (unk_id >= 0) {
-      out.push_back(Token{unk_id, a, b});
+      emit(unk_id, a, b);
     } else {
       return false;
     }
@@ -1597,18 +1608,20 @@ inline PyObject* SpmUnigram_viterbi(SpmUnigramObject* self, PyObject* arg) {
   return Py_BuildValue("(NN)", a, b);
 }
 
-// Viterbi and unknown merging of t[0:n] (GIL-free); false when a run of unknown characters has
-// neither unk_id nor byte_ids.
-inline bool unigram_tokens(const SpmUnigramObject* self, const uint32_t* t, size_t n, std::vector<tf_spm::Token>& out) {
+// Viterbi and unknown merging of t[0:n] (GIL-free), each token to emit(id, start, end); false
+// when a run of unknown characters has neither unk_id nor byte_ids.
+template <class Emit>
+bool unigram_tokens(const SpmUnigramObject* self, const uint32_t* t, size_t n, Emit&& emit) {
   if (n > (size_t)INT32_MAX) throw std::length_error("text too long");
   std::vector<int32_t> ids;
   std::vector<uint32_t> starts;
   self->impl->viterbi(t, n, ids, starts);
-  return tf_spm::finish_path(t, n, ids, starts, self->unk_id, *self->byte_ids, out);
+  return tf_spm::finish_path(t, n, ids, starts, self->unk_id, *self->byte_ids, emit);
 }
 
-// The tokens of text (a str); covered = false when unknown characters are left uncovered.
-inline bool run_unigram(SpmUnigramObject* self, PyObject* arg, std::vector<tf_spm::Token>& out, bool& covered) {
+// The tokens of text (a str) to emit; covered = false when unknown characters are left uncovered.
+template <class Emit>
+bool run_unigram(SpmUnigramObject* self, PyObject* arg, bool& covered, Emit&& emit) {
   if (!unigram_ready(self)) return false;
   std::vector<uint32_t> text;
   try {
@@ -1618,7 +1631,7 @@ inline bool run_unigram(SpmUnigramObject* self, PyObject* arg, std::vector<tf_sp
     return false;
   }
   return run_released(text.size() >= tf_spm::RELEASE_GIL_AT,
-                      [&] { covered = unigram_tokens(self, text.data(), text.size(), out); });
+                      [&] { covered = unigram_tokens(self, text.data(), text.size(), emit); });
 }
 
 // A list of non-negative ids; ids below 2^20 reuse one int object each, kept for the life
@@ -1659,17 +1672,10 @@ inline PyObject* list_of_shared_ints(const std::vector<int32_t>& ids) {
 // encode(text: str) -> list[int] | None: ids of the best segmentation (Unigram.encode_piece);
 // None when a run of unknown characters has neither unk_id nor byte_ids (the caller raises).
 inline PyObject* SpmUnigram_encode(SpmUnigramObject* self, PyObject* arg) {
-  std::vector<tf_spm::Token> out;
-  bool covered = true;
-  if (!run_unigram(self, arg, out, covered)) return nullptr;
-  if (!covered) Py_RETURN_NONE;
   std::vector<int32_t> ids;
-  try {
-    ids.reserve(out.size());
-    for (const auto& t : out) ids.push_back(t.id);
-  } catch (const std::bad_alloc&) {
-    return PyErr_NoMemory();
-  }
+  bool covered = true;
+  if (!run_unigram(self, arg, covered, [&](int32_t id, uint32_t, uint32_t) { ids.push_back(id); })) return nullptr;
+  if (!covered) Py_RETURN_NONE;
   return list_of_shared_ints(ids);
 }
 
@@ -1677,7 +1683,8 @@ inline PyObject* SpmUnigram_encode(SpmUnigramObject* self, PyObject* arg) {
 inline PyObject* SpmUnigram_tokenize(SpmUnigramObject* self, PyObject* arg) {
   std::vector<tf_spm::Token> out;
   bool covered = true;
-  if (!run_unigram(self, arg, out, covered)) return nullptr;
+  if (!run_unigram(self, arg, covered, [&](int32_t id, uint32_t a, uint32_t b) { out.push_back(tf_spm::Token{id, a, b}); }))
+    return nullptr;
   if (!covered) Py_RETURN_NONE;
   PyObject* list = PyList_New((Py_ssize_t)out.size());
   if (!list) return nullptr;
@@ -1733,11 +1740,8 @@ inline PyObject* spm_unigram_encode(PyObject*, PyObject* args) {
   bool done = run_released(in.size() >= tf_spm::RELEASE_GIL_AT, [&] {
     U32 s;
     impl.normalize(in.data(), in.size(), s);
-    std::vector<tf_spm::Token> toks;
-    covered = unigram_tokens(model, (const uint32_t*)s.data(), s.size(), toks);
-    if (!covered) return;
-    out.reserve(toks.size());
-    for (const auto& t : toks) out.push_back(t.id);
+    covered = unigram_tokens(model, (const uint32_t*)s.data(), s.size(),
+                             [&](int32_t id, uint32_t, uint32_t) { out.push_back(id); });
   });
   if (!done) return nullptr;
   if (!covered) Py_RETURN_NONE;
