@@ -30,7 +30,7 @@ def _train(counts, backend, **kwargs):
     return pieces, model.scores, model.types
 
 
-def _same(counts, **kwargs):
+def _check_same(counts, **kwargs):
     native = _train(counts, "native", **kwargs)
     python = _train(counts, "python", **kwargs)
     assert native[0] == python[0]
@@ -64,14 +64,14 @@ def test_native_loop_learns_the_reference_pieces(
             with pytest.raises(TrainingError, match="meta piece"):
                 _train(counts, backend, vocab_size=vocab_size, **kwargs)
         return
-    _same(counts, vocab_size=vocab_size, **kwargs)
+    _check_same(counts, vocab_size=vocab_size, **kwargs)
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.dictionaries(st.text(alphabet="ab▁", min_size=2, max_size=10), st.just(1), min_size=1, max_size=20))
 def test_count_ties_break_the_same_way(counts):
     """Every word counted once: most pairs tie, the (left, right) string order decides."""
-    _same(counts, vocab_size=60, character_coverage=1.0)
+    _check_same(counts, vocab_size=60, character_coverage=1.0)
 
 
 def test_huge_counts_stay_exact():
@@ -79,12 +79,12 @@ def test_huge_counts_stay_exact():
     base = {"▁aab": 3, "▁abab": 2, "▁ba": 5, "▁bb": 1}
     for scale in (2**57, 2**60):
         counts = {w: c * scale + k for k, (w, c) in enumerate(base.items())}
-        _same(counts, vocab_size=14, character_coverage=1.0)
+        _check_same(counts, vocab_size=14, character_coverage=1.0)
 
 
 def test_a_merge_that_spells_a_special_token_is_dropped():
     counts = {"▁ab": 50, "ab": 40, "▁cd": 10}
-    pieces, _, types = _same(counts, vocab_size=11, character_coverage=1.0, special_tokens=["ab"])
+    pieces, _, types = _check_same(counts, vocab_size=11, character_coverage=1.0, special_tokens=["ab"])
     # ("a", "b") has the top count 90 but spells the CONTROL piece "ab": dropped; then "▁a" (50),
     # "▁ab" (50), and ("c", "d") beats ("▁", "c") at 10 as "c" < "▁"
     assert pieces[:5] == ["<unk>", "ab", "▁a", "▁ab", "cd"] and types[1] == 3
@@ -116,7 +116,7 @@ def _counts(lines):
     ],
 )
 def test_native_loop_matches_the_reference_on_real_text(shared_data, name, n_lines, options):
-    pieces, _, _ = _same(_counts(_lines(shared_data, name, n_lines)), special_tokens=["<s>", "</s>"], **options)
+    pieces, _, _ = _check_same(_counts(_lines(shared_data, name, n_lines)), special_tokens=["<s>", "</s>"], **options)
     assert len(pieces) == options["vocab_size"]
 
 
