@@ -29,12 +29,13 @@
 #include <vector>
 
 #include "bpe.h"
+#include "pair_table.h"
 
 namespace tf_spm_bpe {
 
 using tf::mix64;
 
-inline uint64_t pk(uint32_t a, uint32_t b) { return ((uint64_t)a << 32) | b; }
+using tf::pk;
 
 struct Pair {
   uint64_t key;
@@ -43,61 +44,10 @@ struct Pair {
   uint32_t list;  // index into Trainer::holders, or NONE
   int8_t valid;   // -1 not yet decided, 0/1
   uint8_t dead;   // its string was already a piece when it came up
+  static Pair blank() { return Pair{~0ull, 0, 0, ~0u, -1, 0}; }
 };
 
-class PairTable {
- public:
-  static constexpr uint64_t EMPTY = ~0ull;
-  static constexpr uint32_t NONE = ~0u;
-  PairTable() { slots_.assign(1 << 14, blank()); mask_ = slots_.size() - 1; }
-  // never keep the reference across another get(): the table grows
-  Pair& get(uint64_t key) {
-    size_t i = mix64(key) & mask_;
-    for (;;) {
-      Pair& s = slots_[i];
-      if (s.key == key) return s;
-      if (s.key == EMPTY) {
-        if ((used_ + 1) * 2 > slots_.size()) { grow(); return get(key); }
-        ++used_;
-        s.key = key;
-        return s;
-      }
-      i = (i + 1) & mask_;
-    }
-  }
-  Pair* find(uint64_t key) {
-    size_t i = mix64(key) & mask_;
-    for (;;) {
-      Pair& s = slots_[i];
-      if (s.key == key) return &s;
-      if (s.key == EMPTY) return nullptr;
-      i = (i + 1) & mask_;
-    }
-  }
-  template <class F>
-  void for_each(F f) {
-    for (auto& s : slots_)
-      if (s.key != EMPTY) f(s);
-  }
-
- private:
-  static Pair blank() { return Pair{EMPTY, 0, 0, NONE, -1, 0}; }
-  void grow() {
-    std::vector<Pair> old;
-    old.swap(slots_);
-    slots_.assign(old.size() * 2, blank());
-    mask_ = slots_.size() - 1;
-    for (const auto& s : old) {
-      if (s.key == EMPTY) continue;
-      size_t i = mix64(s.key) & mask_;
-      while (slots_[i].key != EMPTY) i = (i + 1) & mask_;
-      slots_[i] = s;
-    }
-  }
-  std::vector<Pair> slots_;
-  size_t mask_;
-  size_t used_ = 0;
-};
+using PairTable = tf::PairTable<Pair, 1 << 14>;
 
 // per-character flags (from Python)
 constexpr int F_BAD = 1;    // U+2585, NUL or space: no piece of length > 1 holds it

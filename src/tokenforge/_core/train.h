@@ -21,13 +21,14 @@
 #include <vector>
 
 #include "bpe.h"
+#include "pair_table.h"
 #include "scan.h"
 
 namespace tf_train {
 
 using tf::mix64;
 
-inline uint64_t pk(uint32_t a, uint32_t b) { return ((uint64_t)a << 32) | b; }
+using tf::pk;
 
 // Everything the loop knows about one pair, in one open-addressing table:
 // its count, the last merge that touched it, and its list of holder words.
@@ -36,59 +37,10 @@ struct PairInfo {
   int64_t count;
   uint32_t stamp;
   uint32_t list;  // index into Merger::lists, or NONE
+  static PairInfo blank() { return PairInfo{~0ull, 0, ~0u, ~0u}; }
 };
 
-class PairTable {
- public:
-  static constexpr uint64_t EMPTY = ~0ull;
-  static constexpr uint32_t NONE = ~0u;
-  PairTable() { slots_.assign(1 << 16, PairInfo{EMPTY, 0, NONE, NONE}); mask_ = slots_.size() - 1; }
-  PairInfo& get(uint64_t key) {
-    size_t i = mix64(key) & mask_;
-    for (;;) {
-      PairInfo& s = slots_[i];
-      if (s.key == key) return s;
-      if (s.key == EMPTY) {
-        if ((used_ + 1) * 2 > slots_.size()) { grow(); return get(key); }
-        ++used_;
-        s.key = key;
-        return s;
-      }
-      i = (i + 1) & mask_;
-    }
-  }
-  const PairInfo* find(uint64_t key) const {
-    size_t i = mix64(key) & mask_;
-    for (;;) {
-      const PairInfo& s = slots_[i];
-      if (s.key == key) return &s;
-      if (s.key == EMPTY) return nullptr;
-      i = (i + 1) & mask_;
-    }
-  }
-  template <class F>
-  void for_each(F f) const {
-    for (const auto& s : slots_)
-      if (s.key != EMPTY) f(s);
-  }
-
- private:
-  void grow() {
-    std::vector<PairInfo> old;
-    old.swap(slots_);
-    slots_.assign(old.size() * 2, PairInfo{EMPTY, 0, NONE, NONE});
-    mask_ = slots_.size() - 1;
-    for (const auto& s : old) {
-      if (s.key == EMPTY) continue;
-      size_t i = mix64(s.key) & mask_;
-      while (slots_[i].key != EMPTY) i = (i + 1) & mask_;
-      slots_[i] = s;
-    }
-  }
-  std::vector<PairInfo> slots_;
-  size_t mask_;
-  size_t used_ = 0;
-};
+using PairTable = tf::PairTable<PairInfo, 1 << 16>;
 
 struct Merger {
   std::vector<std::string> keys;  // token id -> bytes mapped through `order`

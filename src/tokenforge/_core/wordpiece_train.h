@@ -36,12 +36,13 @@
 #include <vector>
 
 #include "bpe.h"
+#include "pair_table.h"
 
 namespace tf_wordpiece {
 
 using tf::mix64;
 
-inline uint64_t pk(uint32_t a, uint32_t b) { return ((uint64_t)a << 32) | b; }
+using tf::pk;
 
 struct Pair {
   uint64_t key;
@@ -53,60 +54,10 @@ struct Pair {
   uint8_t assigned;   // owner/other are set (at the first appearance, for good)
   uint8_t listed;     // present in Trainer::others[other]
   uint8_t banned;     // its merge would spell a special token
+  static Pair blank() { return Pair{~0ull, 0, ~0u, ~0u, 0, 0, 0, 0, 0}; }
 };
 
-class PairTable {
- public:
-  static constexpr uint64_t EMPTY = ~0ull;
-  static constexpr uint32_t NONE = ~0u;
-  PairTable() { slots_.assign(1 << 16, blank()); mask_ = slots_.size() - 1; }
-  Pair& get(uint64_t key) {
-    size_t i = mix64(key) & mask_;
-    for (;;) {
-      Pair& s = slots_[i];
-      if (s.key == key) return s;
-      if (s.key == EMPTY) {
-        if ((used_ + 1) * 2 > slots_.size()) { grow(); return get(key); }
-        ++used_;
-        s.key = key;
-        return s;
-      }
-      i = (i + 1) & mask_;
-    }
-  }
-  Pair* find(uint64_t key) {
-    size_t i = mix64(key) & mask_;
-    for (;;) {
-      Pair& s = slots_[i];
-      if (s.key == key) return &s;
-      if (s.key == EMPTY) return nullptr;
-      i = (i + 1) & mask_;
-    }
-  }
-  template <class F>
-  void for_each(F f) {
-    for (auto& s : slots_)
-      if (s.key != EMPTY) f(s);
-  }
-
- private:
-  static Pair blank() { return Pair{EMPTY, 0, NONE, NONE, 0, 0, 0, 0, 0}; }
-  void grow() {
-    std::vector<Pair> old;
-    old.swap(slots_);
-    slots_.assign(old.size() * 2, blank());
-    mask_ = slots_.size() - 1;
-    for (const auto& s : old) {
-      if (s.key == EMPTY) continue;
-      size_t i = mix64(s.key) & mask_;
-      while (slots_[i].key != EMPTY) i = (i + 1) & mask_;
-      slots_[i] = s;
-    }
-  }
-  std::vector<Pair> slots_;  // grows, so never keep a Pair& across get()
-  size_t mask_;
-  size_t used_ = 0;
-};
+using PairTable = tf::PairTable<Pair, 1 << 16>;
 
 // x * y * z as a 192-bit number, most significant word first.
 struct U192 {
