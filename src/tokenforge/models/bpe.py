@@ -82,7 +82,15 @@ def _merge_short(ranks: Mapping[bytes, int], piece: bytes) -> list[bytes]:
             pair_ranks[best_i] = get(parts[best_i] + parts[best_i + 1])
 
 
-def _merge_long(ranks: Mapping[bytes, int], piece: bytes) -> list[bytes]:
+def _merge_long(ranks: Mapping[bytes, int], piece: bytes, p: float = 0.0, rng=None) -> list[bytes]:
+    """Heap merge: lowest rank first, leftmost on ties, stale entries skipped lazily.
+
+    With ``p > 0`` it is BPE-dropout (Provilkov et al., 2020): each candidate
+    popped from the heap is skipped with probability ``p``, drawing from
+    ``rng``; skipped candidates go back on the heap after the next merge that
+    does happen (HF tokenizers' rule), so a candidate is dropped afresh at
+    every merge step. ``p=1`` gives single bytes.
+    """
     n = len(piece)
     get = ranks.get
     # Node i covers piece[i:nxt[i]]; dead nodes have nxt[i] == -1.
@@ -94,22 +102,32 @@ def _merge_long(ranks: Mapping[bytes, int], piece: bytes) -> list[bytes]:
         if r is not None:
             heap.append((r, i, i + 2))
     heapq.heapify(heap)
+    skipped: list[tuple[int, int, int]] = []
+    rand = rng.random if p else None
     while heap:
-        r, i, end = heapq.heappop(heap)
+        top = heapq.heappop(heap)
+        r, i, end = top
         j = nxt[i]
         # stale if node i died or its right neighbour changed extent
         if j == -1 or j >= n or nxt[j] != end:
             continue
+        if rand is not None:
+            if rand() < p:
+                skipped.append(top)
+                continue
+            for s in skipped:
+                heapq.heappush(heap, s)
+            skipped.clear()
         # merge node j into node i
         nxt[i] = end
         nxt[j] = -1
         if end < n:
             prv[end] = i
-        p = prv[i]
-        if p >= 0:
-            rp = get(piece[p:end])
+        q = prv[i]
+        if q >= 0:
+            rp = get(piece[q:end])
             if rp is not None:
-                heapq.heappush(heap, (rp, p, end))
+                heapq.heappush(heap, (rp, q, end))
         if end < n:
             e2 = nxt[end]
             rn = get(piece[i:e2])
@@ -355,58 +373,9 @@ class _RanksBelow:
 
 
 def _merge_dropout_bytes(ranks: Mapping[bytes, int], piece: bytes, p: float, rng) -> list[bytes]:
-    """:func:`bpe_merge_bytes` with BPE-dropout (Provilkov et al., 2020).
-
-    The heap merge of :func:`_merge_long`, except that each candidate popped
-    from the heap is skipped with probability ``p``; skipped candidates go
-    back on the heap after the next merge that does happen (HF tokenizers'
-    rule), so a candidate is dropped afresh at every merge step. ``p=0`` gives
-    exactly :func:`bpe_merge_bytes`; ``p=1`` gives single bytes.
-    """
-    n = len(piece)
-    get = ranks.get
-    nxt = list(range(1, n + 1))
-    prv = list(range(-1, n - 1))
-    heap: list[tuple[int, int, int]] = []
-    for i in range(n - 1):
-        r = get(piece[i : i + 2])
-        if r is not None:
-            heap.append((r, i, i + 2))
-    heapq.heapify(heap)
-    skipped: list[tuple[int, int, int]] = []
-    rand = rng.random
-    while heap:
-        top = heapq.heappop(heap)
-        r, i, end = top
-        j = nxt[i]
-        if j == -1 or j >= n or nxt[j] != end:
-            continue  # stale
-        if rand() < p:
-            skipped.append(top)
-            continue
-        for s in skipped:
-            heapq.heappush(heap, s)
-        skipped.clear()
-        nxt[i] = end
-        nxt[j] = -1
-        if end < n:
-            prv[end] = i
-        q = prv[i]
-        if q >= 0:
-            rp = get(piece[q:end])
-            if rp is not None:
-                heapq.heappush(heap, (rp, q, end))
-        if end < n:
-            e2 = nxt[end]
-            rn = get(piece[i:e2])
-            if rn is not None:
-                heapq.heappush(heap, (rn, i, e2))
-    out = []
-    i = 0
-    while i < n:
-        out.append(piece[i : nxt[i]])
-        i = nxt[i]
-    return out
+    """:func:`bpe_merge_bytes` with BPE-dropout: the heap merge with ``p`` (see :func:`_merge_long`);
+    ``p=0`` gives exactly :func:`bpe_merge_bytes`."""
+    return _merge_long(ranks, piece, p, rng)
 
 
 def _check_dropout(dropout, error: type = EncodeInputError) -> float:
