@@ -565,7 +565,7 @@ def fuzz_spm_bpe(data: bytes) -> None:
         model = _PieceBPE.from_sentencepiece(pieces, scores, types, byte_fallback=byte_fallback)
     except _FileFormatError:  # duplicate reserved/mergeable piece etc.: nothing to compare
         return
-    nat = model._core_sp()
+    nat = model.native_encoder()
     for _ in range(fdp.ConsumeIntInRange(1, 3)):
         text = _text(fdp, chars + "xy", 0, 200 if fdp.ConsumeBool() else 12)
         got = nat.tokenize(text)

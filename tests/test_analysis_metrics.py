@@ -37,7 +37,7 @@ def byte_tokenizer(**specials: int) -> tokenforge.Tokenizer:
 
 
 @pytest.fixture(scope="module")
-def tiny_bert() -> tokenforge.Pipeline:
+def tiny_bert() -> tokenforge.Tokenizer:
     return tokenforge.bert_wordpiece({"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4, "a": 5, "##b": 6, "c": 7})
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tokenforge.pipeline import Pipeline
+from tokenforge import Tokenizer
 from tokenforge.presets import bert_wordpiece
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -55,7 +55,7 @@ def test_hf_tokenizer_json_gives_hf_ids_tokens_and_offsets(shared_data):
     from tokenizers import Tokenizer as HFTokenizer
 
     path = shared_data / "vocab" / "hf" / "bert-base-uncased_wordpiece_tokenizer.json"
-    ours = Pipeline.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    ours = Tokenizer.from_dict(json.loads(path.read_text(encoding="utf-8")))
     ref = HFTokenizer.from_file(str(path))
     for name, text in _texts(shared_data, 20_000):
         for line in text.splitlines()[:150] + ADVERSARIAL:
@@ -78,7 +78,7 @@ def test_decode_matches_hf_without_cleanup(shared_data):
 
     path = shared_data / "vocab" / "hf" / "bert-base-uncased_wordpiece_tokenizer.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    ours = Pipeline.from_dict(data)
+    ours = Tokenizer.from_dict(data)
     ref = HFTokenizer.from_file(str(path))
     for text in ["Hello, world! Don't panic.", "unaffable naïveté", "中文 text"]:
         ids = ref.encode(text).ids

@@ -55,7 +55,7 @@ from tokenforge.formats.gguf import (
     tokenizer_from_gguf,
     write_gguf_bytes,
 )
-from tokenforge.pipeline import Pipeline
+from tokenforge import Tokenizer
 
 V = ValueType
 
@@ -383,7 +383,7 @@ def test_tiny_byte_level_vocab_is_a_fast_tokenizer():
 def test_add_bos_makes_a_pipeline_with_the_same_ids():
     fast = load_gguf(tiny_bpe())
     slow = load_gguf(tiny_bpe(tokenizer__ggml__add_bos_token=True))
-    assert isinstance(slow, Pipeline)
+    assert isinstance(slow, Tokenizer)
     for text in ["the 12 in", "  a the\n\nthe", "ünïcödé 1234", ""]:
         assert slow.encode(text) == [262] + fast.encode(text)
         assert slow.encode(text, add_special_tokens=False) == fast.encode(text)
@@ -397,7 +397,7 @@ def test_user_defined_tokens_are_always_matched():
         "tokenizer.ggml.token_type": ([1] * 256 + [4], (V.ARRAY, V.INT32)), "tokenizer.ggml.merges": [],
     })
     tok = load_gguf(data)
-    assert isinstance(tok, Pipeline)
+    assert isinstance(tok, Tokenizer)
     assert tok.encode("a<tool>b") == [ord("a"), 256, ord("b")]
 
 

@@ -119,7 +119,7 @@ def test_hf_tokenizer_json_is_detected_and_loaded(tmp_path, name):
     path = tmp_path / name
     path.write_text(json.dumps(HF_LIKE, indent=2))
     tok = tokenforge.load(path)
-    assert isinstance(tok, tokenforge.Pipeline)
+    assert isinstance(tok, tokenforge.Tokenizer)
     assert tok.encode("ab") == [3]
 
 

@@ -17,7 +17,7 @@ import tokenforge
 from tokenforge import decoders, postprocessors, pretokenizers
 from tokenforge.errors import FileFormatError, SpecialTokenError, UnknownIdError
 from tokenforge.models.wordlevel import WordLevel
-from tokenforge.pipeline import AddedToken, Pipeline
+from tokenforge import AddedToken, Tokenizer
 
 hf = pytest.importorskip("tokenizers")
 from tokenizers import decoders as hf_dec  # noqa: E402
@@ -78,7 +78,7 @@ def _wordlevel_pipeline(decoder, post=None):
     vocab = {"[UNK]": 0}
     for t in ["▁a", "##b", "<0xE4>", "<0xB8>", "<0xAD>", "c", "▁", "Ġ", "Ã", "¶", "x", "hello", "world"]:
         vocab[t] = len(vocab) + len(specials)
-    return Pipeline(
+    return Tokenizer(
         WordLevel(vocab), pre_tokenizer=pretokenizers.WhitespaceSplit(), decoder=decoder, post_processor=post,
         added_tokens=[AddedToken(t, i) for t, i in specials.items()],
     )
@@ -174,7 +174,7 @@ def test_pipeline_round_trips_through_pickle_and_native_file(tmp_path):
     path = tmp_path / "tok.json"
     p.save(str(path))
     r = tokenforge.load(path)
-    assert isinstance(r, Pipeline) and r == p
+    assert isinstance(r, Tokenizer) and r == p
     first = path.read_bytes()
     r.save(str(path))
     assert path.read_bytes() == first
@@ -193,11 +193,11 @@ def test_unknown_id_names_the_id_and_position():
 
 def test_added_token_flags_lstrip_rstrip_single_word():
     vocab = {"[UNK]": 0, "a": 1, "b": 2, "<m>": 3, "ab": 4}
-    p = Pipeline(WordLevel(vocab), pre_tokenizer=pretokenizers.WhitespaceSplit(), decoder=decoders.Fuse(),
+    p = Tokenizer(WordLevel(vocab), pre_tokenizer=pretokenizers.WhitespaceSplit(), decoder=decoders.Fuse(),
                  added_tokens=[AddedToken("<m>", 3, special=False, lstrip=True, rstrip=True)])
     e = p.encode_full("a   <m>  b")
     assert e.ids == [1, 3, 2] and e.offsets[1] == (1, 10 - 1)
-    q = Pipeline(WordLevel(vocab), pre_tokenizer=pretokenizers.WhitespaceSplit(), decoder=decoders.Fuse(),
+    q = Tokenizer(WordLevel(vocab), pre_tokenizer=pretokenizers.WhitespaceSplit(), decoder=decoders.Fuse(),
                  added_tokens=[AddedToken("ab", 4, special=False, single_word=True)])
     assert q.encode("ab xaby ab") == [4, 0, 4]
 
@@ -213,7 +213,7 @@ def test_normalized_added_tokens_match_in_normalized_text_like_hf():
     ref.normalizer = Lowercase()
     ref.pre_tokenizer = WhitespaceSplit()
     ref.add_tokens([HFAdded("MyTok", normalized=True), HFAdded("RawTok", normalized=False)])
-    ours = Pipeline.from_dict(json.loads(ref.to_str()))
+    ours = Tokenizer.from_dict(json.loads(ref.to_str()))
     for text in ["hello MYTOK world", "hello mytok world", "RawTok rawtok RAWTOK", "xMyTokx", "hello"]:
         e, o = ref.encode(text), ours.encode_full(text)
         assert (o.ids, o.offsets) == (e.ids, e.offsets), text

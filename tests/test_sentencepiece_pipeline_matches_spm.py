@@ -8,7 +8,7 @@ import json
 import pytest
 
 import tokenforge
-from tokenforge.pipeline import Pipeline
+from tokenforge import Tokenizer
 from tokenforge.presets import sentencepiece as load_sentencepiece
 
 spm = pytest.importorskip("sentencepiece")
@@ -112,7 +112,7 @@ def test_streamed_decode_equals_whole_decode(pair):
 def test_load_detects_model_files_and_round_trips_native_file(shared_data, tmp_path):
     path = shared_data / "vocab" / "sentencepiece" / "spm_test_unigram.model"
     tok = tokenforge.load(path)
-    assert isinstance(tok, Pipeline)
+    assert isinstance(tok, Tokenizer)
     out = tmp_path / "t.json"
     tok.save(str(out))
     again = tokenforge.load(out)
@@ -123,7 +123,7 @@ def test_load_detects_model_files_and_round_trips_native_file(shared_data, tmp_p
 def test_albert_tokenizer_json_gives_hf_ids(shared_data):
     tokenizers = pytest.importorskip("tokenizers")
     path = shared_data / "vocab" / "hf" / "albert-base-v2_spiece_unigram_tokenizer.json"
-    ours = Pipeline.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    ours = Tokenizer.from_dict(json.loads(path.read_text(encoding="utf-8")))
     ref = tokenizers.Tokenizer.from_file(str(path))
     for p in _text_files(shared_data):
         lines = p.read_text(encoding="utf-8").splitlines()[:150]

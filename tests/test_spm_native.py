@@ -112,7 +112,7 @@ def test_normalizer_equals_python_on_real_text(shared_data):
         if not path.is_file():
             continue
         py = tokenforge.load(str(path)).normalizer
-        nat = py._core_normalizer()
+        nat = py.native_normalizer()
         for corpus in ("tinyshakespeare.txt", "wagahaiwa_nekodearu.txt", "hongloumeng.txt"):
             f = shared_data / "text" / corpus
             if not f.is_file():
@@ -128,7 +128,7 @@ def test_normalize_str_uses_native_and_python_backend_is_the_reference(monkeypat
     native = norm.normalize_str(text)
     assert norm._native is not None
     monkeypatch.setenv("TOKENFORGE_BACKEND", "python")
-    assert norm._core_normalizer() is None
+    assert norm.native_normalizer() is None
     assert norm.normalize_str(text) == native == "▁ffi▁ab▁ガ\ufffd"
 
 
@@ -191,7 +191,7 @@ def test_constructor_rejects_bad_arguments():
 
 
 def _check_bpe(model: PieceBPE, text: str) -> None:
-    nat = model._core_sp()
+    nat = model.native_encoder()
     got = nat.tokenize(text)
     want = model._sp_merge(text, 0.0, None) if text else []
     assert got == want, text
@@ -311,7 +311,7 @@ def test_bpe_encode_piece_uses_native_and_python_backend_is_the_reference(monkey
     assert model.encode_piece("▁abx▁ab") == [4, 3, 0, 4, 3]
     assert model._native is not None
     monkeypatch.setenv("TOKENFORGE_BACKEND", "python")
-    assert model._core_sp() is None
+    assert model.native_encoder() is None
     assert model.encode_piece("▁abx▁ab") == [4, 3, 0, 4, 3]
 
 

@@ -69,5 +69,5 @@ def test_cli_trains_each_family_on_the_embedded_corpus(model, out, tmp_path, cap
     assert cli_main(["train", "--model", model, "--vocab-size", "5000", "--out", str(path), "--json"]) == 0
     assert path.is_file()
     tok = tokenforge.load(path)
-    assert isinstance(tok, tokenforge.Pipeline) and len(tok) == 5000
+    assert isinstance(tok, tokenforge.Tokenizer) and len(tok) == 5000
     assert '"heldout"' in capsys.readouterr().out

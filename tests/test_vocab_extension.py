@@ -34,7 +34,7 @@ TEXTS = [
 
 def test_d08_golden_description_mean():
     """D08: old ids/encodings/specials unchanged; new row = mean(rows [0, 2]) = [4, 5, 6, 7]."""
-    old = tokenforge.Pipeline(WordLevel({"tool": 0, "[UNK]": 1, "call": 2}), pre_tokenizer=WhitespaceSplit())
+    old = tokenforge.Tokenizer(WordLevel({"tool": 0, "[UNK]": 1, "call": 2}), pre_tokenizer=WhitespaceSplit())
     emb = np.arange(12, dtype=np.float64).reshape(3, 4)
     before = emb.copy()
     new, report = extend(old, ["<|tool_call|>"], kind="special", test_texts=["tool call", "call tool tool", "x"])
@@ -178,7 +178,7 @@ def test_init_embeddings_places_rows_and_checks_ids():
     out = init_embeddings(emb, enc, report.added)
     assert out.shape == emb.shape  # id 50257 falls inside the padding rows
     assert np.allclose(out[50257], emb[enc.encode(" tokenforge")].mean(axis=0))
-    small = tokenforge.Pipeline(WordLevel({"tool": 0, "[UNK]": 1, "call": 2}), pre_tokenizer=WhitespaceSplit())
+    small = tokenforge.Tokenizer(WordLevel({"tool": 0, "[UNK]": 1, "call": 2}), pre_tokenizer=WhitespaceSplit())
     appended = init_embeddings(emb[:3], small, ["call tool", "tool"])
     assert appended.shape == (5, 3)
     assert np.allclose(appended[3], emb[[0, 2]].mean(axis=0)) and np.allclose(appended[4], emb[0])

@@ -22,11 +22,10 @@ from .errors import (
     UnknownIdError,
     UnknownTokenError,
 )
-from .formats import load
+from .io import load, save
 from .models.bpe import BPE, PieceBPE
 from .models.unigram import Unigram
 from .models.wordpiece import WordPiece
-from .pipeline import AddedToken, Pipeline
 from .presets import (
     bert_wordpiece,
     sentencepiece,
@@ -35,7 +34,7 @@ from .presets import (
     train_wordpiece,
 )
 from .pretokenizers import PATTERNS, RegexSplit
-from .tokenizer import Tokenizer
+from .tokenizer import AddedToken, Tokenizer
 from .trainers.bpe import BPETrainer, TrainReport, train_bpe
 
 __version__ = "0.1.0"
@@ -49,7 +48,6 @@ __all__ = [
     "FileFormatError",
     "PATTERNS",
     "PieceBPE",
-    "Pipeline",
     "RegexSplit",
     "SpecialTokenError",
     "StreamDecoder",
@@ -69,6 +67,7 @@ __all__ = [
     "get_encoding",
     "list_encodings",
     "load",
+    "save",
     "sentencepiece",
     "train_bpe",
     "train_sentencepiece_bpe",

@@ -25,9 +25,9 @@ Two templates are included:
   the role ``tool`` is written ``ipython`` (Llama 3.1's name for tool output).
 
 Each checks, when built, that the tokenizer has every control token it needs,
-and names the missing one otherwise. Both work with a :class:`~tokenforge.Tokenizer`
-and with a :class:`~tokenforge.Pipeline` (whose post-processor is not applied:
-the template decides every control token).
+and names the missing one otherwise. Both work with every
+:class:`~tokenforge.Tokenizer` family; its post-processor is not applied (the
+template decides every control token).
 
 >>> import tokenforge
 >>> enc = tokenforge.get_encoding("cl100k_base")
@@ -87,9 +87,6 @@ class ChatTemplate(ABC):
                 )
         self._tok = tokenizer
         self._ids = {c: specials[c] for c in self.controls}
-        from .pipeline import Pipeline
-
-        self._is_pipeline = isinstance(tokenizer, Pipeline)
 
     @property
     def tokenizer(self) -> Any:
@@ -125,9 +122,7 @@ class ChatTemplate(ABC):
         """Ids of ``text`` with special-token matching OFF: every string is ordinary text."""
         if not text:
             return []
-        if self._is_pipeline:
-            return self._tok.encode(text, add_special_tokens=False, allowed_special=(), disallowed_special=())
-        return self._tok.encode(text, allowed_special=(), disallowed_special=())
+        return self._tok.encode(text, add_special_tokens=False, allowed_special=(), disallowed_special=())
 
     def render(self, messages: Sequence[Message], *, add_generation_prompt: bool = False) -> list[int]:
         """Ids of the conversation: control ids inserted by code, all text encoded as ordinary text."""

@@ -38,7 +38,7 @@ DEFAULT_TOKENIZER = "cl100k_base"
 
 def _open_tokenizer(spec: str):
     from .encodings import ENCODINGS, get_encoding
-    from .formats import load
+    from .io import load
 
     if spec in ENCODINGS:
         return get_encoding(spec)
@@ -221,7 +221,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
             ids.append(int(item))
         except ValueError:
             raise TokenforgeError(f"id {n} is {item!r}, not an integer") from None
-    text = tok.decode(ids, errors=args.errors) if hasattr(tok, "encode_full") else tok.decode(ids, args.errors)
+    text = tok.decode(ids, args.errors)
     if args.json:
         print(json.dumps(text, ensure_ascii=False))
     else:
@@ -232,71 +232,51 @@ def cmd_decode(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from .formats.native import part_hash
-    from .pipeline import Pipeline
+    from .formats.native import PARTS, part_hash
 
     tok = _open_tokenizer(args.tokenizer)
     if getattr(args, "accounting", False):
         from .analysis.accounting import accounting_main
 
         return accounting_main(tok, args)
-    if isinstance(tok, Pipeline):
-        return _pipeline_info(tok, args)
     data = tok.to_dict()
-    info = {
-        "name": tok.name,
-        "tokens": len(tok),
-        "mergeable_tokens": len(tok.model),
-        "special_tokens": dict(tok.special_tokens),
-        "n_vocab": tok.n_vocab,
-        "merges": None if tok.model.merges is None else len(tok.model.merges),
-        "pattern_name": None if tok.pre_tokenizer is None else tok.pre_tokenizer.name,
-        "pattern": tok.pattern,
-        "sha256": {part: part_hash(data[part]) for part in ("pre_tokenizer", "model", "special_tokens", "decoder")},
-    }
-    if args.json:
-        print(json.dumps(info, ensure_ascii=False, indent=2))
-        return 0
-    print(f"name            {info['name']}")
-    print(f"tokens          {info['tokens']} ({info['mergeable_tokens']} mergeable + {len(tok.special_tokens)} special)")
-    print(f"n_vocab         {info['n_vocab']} (largest id + 1)")
-    print(f"merges          {info['merges'] if info['merges'] is not None else 'none stored (ranks only)'}")
-    print(f"pattern         {info['pattern_name'] or 'custom'}: {info['pattern']}")
-    print("special tokens  " + (", ".join(f"{t}={i}" for t, i in info["special_tokens"].items()) or "none"))
-    for part, h in info["sha256"].items():
-        print(f"sha256 {part:<15} {h}")
-    return 0
 
-
-def _pipeline_info(tok, args: argparse.Namespace) -> int:
-    from .formats.native import PIPELINE_PARTS, part_hash
-
-    data = tok.to_dict()
     def kind(part):
         d = data[part]
-        return None if d is None else d.get("type", type(getattr(tok, part, None)).__name__)
+        return None if d is None else d.get("type")
 
+    merges = getattr(tok.model, "merges", None)
+    pre = tok.pre_tokenizer
     info = {
         "name": tok.name,
         "model": type(tok.model).__name__,
+        "plan": tok.plan,
         "tokens": len(tok),
         "model_tokens": tok.model.vocab_size,
         "added_tokens": {t.content: t.id for t in tok.added_tokens},
         "special_tokens": dict(tok.special_tokens),
         "n_vocab": tok.n_vocab,
+        "merges": None if merges is None else len(merges),
+        "pattern_name": getattr(pre, "name", None) if tok.pattern is not None else None,
+        "pattern": tok.pattern,
         "normalizer": kind("normalizer"),
         "pre_tokenizer": kind("pre_tokenizer"),
         "post_processor": kind("post_processor"),
         "decoder": kind("decoder"),
-        "sha256": {part: part_hash(data[part] if part != "added_tokens" else data["added_tokens"]) for part in PIPELINE_PARTS},
+        "sha256": {part: part_hash(data[part]) for part in PARTS},
     }
     if args.json:
         print(json.dumps(info, ensure_ascii=False, indent=2))
         return 0
     print(f"name            {info['name']}")
-    print(f"model           {info['model']}")
-    print(f"tokens          {info['tokens']} ({info['model_tokens']} in the model, {len(info['added_tokens'])} added)")
+    print(f"model           {info['model']} (plan: {tok.plan})")
+    print(f"tokens          {info['tokens']} ({info['model_tokens']} in the model, {len(info['added_tokens'])} added, "
+          f"{len(tok.special_tokens)} special)")
     print(f"n_vocab         {info['n_vocab']} (largest id + 1)")
+    if info["merges"] is not None:
+        print(f"merges          {info['merges']}")
+    if info["pattern"] is not None:
+        print(f"pattern         {info['pattern_name'] or 'custom'}: {info['pattern']}")
     for part in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
         print(f"{part:<15} {info[part]}")
     print("special tokens  " + (", ".join(f"{t}={i}" for t, i in info["special_tokens"].items()) or "none"))

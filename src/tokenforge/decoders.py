@@ -40,7 +40,23 @@ def bytes_to_text(data: bytes, errors: str = "replace") -> str:
 
 
 class StreamDecoder:
-    """Incremental decoder: feed ids as they arrive, get text as soon as it is whole.
+    """Incremental decoder: feed ids as they arrive, get text as soon as it is final.
+
+    Joined, the chunks of ``step``/``feed`` and ``finish`` equal the whole decode. It
+    never emits half a character, and with ``errors="replace"`` emits U+FFFD only for
+    bytes that can no longer become valid UTF-8. Get one from
+    :meth:`tokenforge.Tokenizer.stream_decoder`.
+
+    It works in one of two ways, chosen by the tokenizer. When tokens are bytes
+    (byte-level BPE, ``token_bytes=``), it feeds their bytes to an incremental UTF-8
+    decoder. Otherwise (``decode=``, any pipeline decoder) it decodes a short window of
+    recent ids and emits what the window adds to the text decoded so far, holding back
+    while the text ends in U+FFFD (a character still cut between ``<0xXX>`` byte
+    tokens); the window keeps the last emitted ids as context, so decoders that treat
+    the first token specially (Metaspace, WordPiece) see the same neighbours as in a
+    whole decode. (For invalid byte runs the two can differ: HF's ``ByteFallback`` turns
+    a whole invalid run into U+FFFD, while a stream has already emitted the characters
+    that were complete when they arrived.)
 
     >>> import tokenforge
     >>> enc = tokenforge.get_encoding("gpt2")
@@ -49,40 +65,72 @@ class StreamDecoder:
     'héllo 🙂'
     """
 
-    __slots__ = ("_token_bytes", "_decoder", "_errors")
+    __slots__ = ("_token_bytes", "_utf8", "_errors", "_decode", "_ids", "_prefix", "_prefix_index")
 
-    def __init__(self, token_bytes: Callable[[int], bytes], errors: str = "replace") -> None:
+    def __init__(
+        self,
+        token_bytes: Callable[[int], bytes] | None = None,
+        errors: str = "replace",
+        *,
+        decode: Callable[[list[int]], str] | None = None,
+    ) -> None:
         check_errors(errors)
+        if (token_bytes is None) == (decode is None):
+            raise TypeError("StreamDecoder takes exactly one of token_bytes= and decode=")
         self._token_bytes = token_bytes
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors)
+        self._decode = decode
         self._errors = errors
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors) if token_bytes is not None else None
+        self._ids: list[int] = []
+        self._prefix = ""
+        self._prefix_index = 0
 
     def step(self, token_id: int) -> str:
-        """Add one id; return the text that became complete (maybe ``""``)."""
-        return self._decode(self._token_bytes(token_id), final=False)
+        """Add one id; return the text that became final (maybe ``""``)."""
+        if self._utf8 is not None:
+            return self._bytes(self._token_bytes(token_id), final=False)  # type: ignore[misc]
+        self._ids.append(token_id)
+        text = self._decode(self._ids)  # type: ignore[misc]
+        if len(text) > len(self._prefix) and not text.endswith("\ufffd") and text.startswith(self._prefix):
+            new = text[len(self._prefix):]
+            # The ids just decoded become the context of the next step.
+            self._ids = self._ids[self._prefix_index:]
+            self._prefix = self._decode(self._ids)  # type: ignore[misc]
+            self._prefix_index = len(self._ids)
+            return new
+        return ""
 
     def feed(self, ids: Iterable[int]) -> str:
-        """Add several ids; return the text that became complete."""
-        data = b"".join(self._token_bytes(i) for i in ids)
-        return self._decode(data, final=False)
+        """Add several ids; return the text that became final."""
+        if self._utf8 is not None:
+            return self._bytes(b"".join(self._token_bytes(i) for i in ids), final=False)  # type: ignore[misc]
+        return "".join(self.step(i) for i in ids)
 
     def finish(self) -> str:
-        """End of stream: flush what is buffered (U+FFFD for a cut-off character
-        under ``errors="replace"``; :class:`DecodeError` under ``"strict"``)."""
-        return self._decode(b"", final=True)
+        """End of stream: flush what is held back (U+FFFD for a cut-off character under
+        ``errors="replace"``; :class:`DecodeError` under ``"strict"``). The decoder can
+        then start a new stream."""
+        if self._utf8 is not None:
+            return self._bytes(b"", final=True)
+        text = self._decode(self._ids)  # type: ignore[misc]
+        if text.startswith(self._prefix):
+            out = text[len(self._prefix):]
+        else:  # the new ids changed how the context decodes: emit them on their own
+            out = self._decode(self._ids[self._prefix_index:])  # type: ignore[misc]
+        self._ids, self._prefix, self._prefix_index = [], "", 0
+        return out
 
     @property
     def pending(self) -> bytes:
-        """Bytes held back because they do not yet form a whole character."""
-        return self._decoder.getstate()[0]
+        """Bytes held back because they do not yet form a whole character (byte tokens)."""
+        return self._utf8.getstate()[0] if self._utf8 is not None else b""
 
-    def _decode(self, data: bytes, final: bool) -> str:
+    def _bytes(self, data: bytes, final: bool) -> str:
         try:
-            return self._decoder.decode(data, final)
+            return self._utf8.decode(data, final)  # type: ignore[union-attr]
         except UnicodeDecodeError as exc:
             raise DecodeError(
-                f"streamed token bytes are not valid UTF-8 ({exc.reason}); "
-                "use errors='replace' to get U+FFFD"
+                f"streamed token bytes are not valid UTF-8 ({exc.reason}); use errors='replace' to get U+FFFD"
             ) from None
 
     def decode_iter(self, ids: Iterable[int]) -> Iterator[str]:
@@ -481,55 +529,3 @@ def decoder_from_dict(data: Mapping[str, Any] | None) -> Decoder | None:
         f"unsupported decoder type {kind!r} (known: ByteLevel, Metaspace, WordPiece, ByteFallback, Fuse, "
         "Strip, Replace, BPEDecoder, CTC, SentencePiece, Sequence)"
     )
-
-
-class TextStreamDecoder:
-    """Streaming decode for any pipeline decoder: feed ids, get text once it is final.
-
-    It decodes a short window of recent ids and emits what the window adds to
-    the text decoded so far, holding back while the text ends in U+FFFD (a
-    character still cut between tokens: byte-level pieces or ``<0xXX>``
-    bytes). The window keeps the last emitted ids as context, so decoders
-    that treat the first token specially (Metaspace, WordPiece) see the
-    same neighbours as in a whole decode.
-
-    Joined, the chunks equal the whole decode whenever the ids decode to valid
-    text. For invalid byte runs they can differ: HF's ``ByteFallback`` turns a
-    whole invalid run into U+FFFD, while a stream has already emitted the
-    characters that were complete when they arrived.
-    """
-
-    __slots__ = ("_decode", "_ids", "_prefix", "_prefix_index")
-
-    def __init__(self, decode: Callable[[list[int]], str]) -> None:
-        self._decode = decode
-        self._ids: list[int] = []
-        self._prefix = ""
-        self._prefix_index = 0
-
-    def step(self, token_id: int) -> str:
-        self._ids.append(token_id)
-        text = self._decode(self._ids)
-        if len(text) > len(self._prefix) and not text.endswith("\ufffd") and text.startswith(self._prefix):
-            new = text[len(self._prefix):]
-            # The ids just decoded become the context of the next step.
-            self._ids = self._ids[self._prefix_index:]
-            self._prefix = self._decode(self._ids)
-            self._prefix_index = len(self._ids)
-            return new
-        return ""
-
-    def feed(self, ids: Iterable[int]) -> str:
-        return "".join(self.step(i) for i in ids)
-
-    def finish(self) -> str:
-        """Flush: whatever the window still holds beyond the emitted text."""
-        text = self._decode(self._ids)
-        if text.startswith(self._prefix):
-            out = text[len(self._prefix):]
-        else:  # the new ids changed how the context decodes: emit them on their own
-            out = self._decode(self._ids[self._prefix_index:])
-        self._ids, self._prefix, self._prefix_index = [], "", 0
-        return out
-
-    decode_iter = StreamDecoder.decode_iter

@@ -1286,7 +1286,7 @@ class SentencePieceNormalizer(Normalizer):
         self._table = _CharTable(self._single)
         self._native: Any = None
 
-    def _core_normalizer(self) -> Any:
+    def native_normalizer(self) -> Any:
         """The native twin (``_core.SpmNormalizer``), or ``None`` on the Python backend."""
         core = _native.core()
         if core is None:
@@ -1403,7 +1403,7 @@ class SentencePieceNormalizer(Normalizer):
     def normalize_str(self, text: str) -> str:
         if not text:
             return ""
-        nat = self._core_normalizer()
+        nat = self.native_normalizer()
         if nat is not None:
             return nat.normalize(text)
         return self._normalize_str_py(text)

@@ -23,48 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._component import Component
+from .encoding import Encoding
 from .errors import FileFormatError
-
-
-@dataclass
-class Encoding:
-    """One encoded input: ids plus what a model and a person need to read them.
-
-    ``offsets[i]`` is the ``(start, end)`` code-point span of token ``i`` in the
-    original text (``(0, 0)`` for tokens added by the post-processor);
-    ``type_ids`` tells the first sequence (0) from the second (1);
-    ``special_tokens_mask`` marks added control tokens.
-    """
-
-    ids: list[int] = field(default_factory=list)
-    tokens: list[str] = field(default_factory=list)
-    offsets: list[tuple[int, int]] = field(default_factory=list)
-    type_ids: list[int] = field(default_factory=list)
-    special_tokens_mask: list[int] = field(default_factory=list)
-    sequence_ids: list[int | None] = field(default_factory=list)
-
-    @property
-    def attention_mask(self) -> list[int]:
-        return [1] * len(self.ids)
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def _append(self, tid: int, token: str, offset: tuple[int, int], type_id: int, special: bool, seq: int | None) -> None:
-        self.ids.append(tid)
-        self.tokens.append(token)
-        self.offsets.append(offset)
-        self.type_ids.append(type_id)
-        self.special_tokens_mask.append(1 if special else 0)
-        self.sequence_ids.append(seq)
-
-    def _extend(self, other: "Encoding", type_id: int, seq: int) -> None:
-        self.ids.extend(other.ids)
-        self.tokens.extend(other.tokens)
-        self.offsets.extend(other.offsets)
-        self.type_ids.extend([type_id] * len(other.ids))
-        self.special_tokens_mask.extend(other.special_tokens_mask)
-        self.sequence_ids.extend([seq] * len(other.ids))
 
 
 class PostProcessor(Component):

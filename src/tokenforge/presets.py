@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from . import decoders, postprocessors, pretokenizers
-from .pipeline import AddedToken, Pipeline
+from ._plans import SP_WORD_SPLIT, sentencepiece_split_is_exact
+from .tokenizer import AddedToken, Tokenizer
 
 BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
@@ -36,7 +37,7 @@ def bert_wordpiece(
     wordpieces_prefix: str = "##",
     max_input_chars_per_word: int = 100,
     name: str | None = None,
-) -> Pipeline:
+) -> Tokenizer:
     """A BERT tokenizer over ``vocab`` (a ``{token: id}`` map or a ``vocab.txt`` path).
 
     The special tokens present in the vocabulary become special added tokens.
@@ -62,7 +63,7 @@ def bert_wordpiece(
     post = None
     if cls_token in vocab and sep_token in vocab:
         post = postprocessors.BertProcessing((sep_token, vocab[sep_token]), (cls_token, vocab[cls_token]))
-    return Pipeline(
+    return Tokenizer(
         model,
         normalizer=BertNormalizer(clean_text, handle_chinese_chars, strip_accents, lowercase),
         pre_tokenizer=pretokenizers.BertPreTokenizer(),
@@ -113,7 +114,7 @@ def train_wordpiece(
     workers: int | None = None,
     errors: str = "strict",
     show_progress: bool = True,
-) -> Pipeline:
+) -> Tokenizer:
     """Train a BERT-style WordPiece tokenizer (likelihood-scored merges) on files
     and/or an iterator of strings."""
     from .normalizers import BertNormalizer
@@ -138,29 +139,13 @@ def train_wordpiece(
 SPACE = "\u2581"
 
 
-def _sentencepiece_split_is_exact(pieces: Sequence[str], user_defined: Sequence[str]) -> bool:
-    """Can the ``▁``-escaped text be cut before every ``▁`` that follows another
-    character without changing any segmentation? Yes when no piece has a ``▁``
-    right after a non-``▁`` character (``"o▁"``), ``"▁"`` itself is a piece (so
-    unknown runs cannot join across the cut) and no user symbol holds ``▁``."""
-    if SPACE not in pieces:
-        return False
-    for p in pieces:
-        k = p.find(SPACE, 1)
-        while k > 0:
-            if p[k - 1] != SPACE:
-                return False
-            k = p.find(SPACE, k + 1)
-    return not any(SPACE in u for u in user_defined)
-
-
 def sentencepiece(
     source: Any,
     *,
     add_bos: bool = False,
     add_eos: bool = False,
     name: str | None = None,
-) -> Pipeline:
+) -> Tokenizer:
     """A pipeline equal to the ``sentencepiece`` library on a ``.model`` file (a
     path, its bytes, or a parsed :class:`~tokenforge.formats.sentencepiece.ModelProto`).
 
@@ -224,12 +209,12 @@ def sentencepiece(
     pre = None
     if (
         ts.model_type == ModelType.BPE and spec.escape_whitespaces and not ts.treat_whitespace_as_suffix
-        and _sentencepiece_split_is_exact(pieces, user_defined)
+        and sentencepiece_split_is_exact(pieces, user_defined)
     ):
         # Exact (see above), and it lets the encoder memoise words. Not for Unigram:
         # sentencepiece sums path scores over the whole text in 32-bit floats, so
         # where a word's Viterbi ties are broken depends on the text before it.
-        pre = pretokenizers.Split(f"(?<=[^{SPACE}]){SPACE}", "merged_with_next")
+        pre = pretokenizers.Split(SP_WORD_SPLIT, "merged_with_next")
     post = None
     if add_bos or add_eos:
         by_piece = {p: i for i, p in enumerate(pieces)}
@@ -248,7 +233,7 @@ def sentencepiece(
         spec.add_dummy_prefix, spec.remove_extra_whitespaces,
         pieces[unk_id] if unk_id is not None else None, ts.unk_surface,
     )
-    return Pipeline(
+    return Tokenizer(
         model,
         normalizer=normalizer,
         pre_tokenizer=pre,
@@ -288,7 +273,7 @@ def train_unigram(
     errors: str = "strict",
     show_progress: bool = True,
     out: str | os.PathLike | None = None,
-) -> Pipeline:
+) -> Tokenizer:
     """Train a SentencePiece-style Unigram tokenizer (seed pieces from frequent
     substrings, EM with forward–backward counts, likelihood pruning).
 
@@ -315,7 +300,7 @@ def train_unigram(
     return _finish_sentencepiece(proto, out, "unigram")
 
 
-def _finish_sentencepiece(proto: Any, out: str | os.PathLike | None, default_name: str) -> Pipeline:
+def _finish_sentencepiece(proto: Any, out: str | os.PathLike | None, default_name: str) -> Tokenizer:
     """Write the trained model's ``.model`` file (when asked) and load it as a pipeline."""
     from .formats.sentencepiece import write_model
 
@@ -340,7 +325,7 @@ def train_sentencepiece_bpe(
     errors: str = "strict",
     show_progress: bool = True,
     out: str | os.PathLike | None = None,
-) -> Pipeline:
+) -> Tokenizer:
     """Train a Llama-2/Mistral-style SentencePiece BPE tokenizer: ``▁`` words,
     merges by frequency (scored by order), byte fallback for rare characters.
     ``out`` also writes a ``.model`` file that the ``sentencepiece`` library loads."""

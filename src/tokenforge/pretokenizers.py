@@ -147,6 +147,19 @@ class RegexSplit:
             out.append(text[pos:])
         return out
 
+    def split_text(self, text: str, first: bool = True) -> list[str]:
+        """:meth:`split` (a regex split does not depend on where the text stands)."""
+        return self.split(text)
+
+    def pre_tokenize(self, text: str, first: bool = True) -> list["Piece"]:
+        """Pieces with their spans in ``text``."""
+        out = []
+        pos = 0
+        for s in self.split(text):
+            out.append(Piece(s, pos))
+            pos += len(s)
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         return {"type": "regex", "name": self._name, "pattern": self._source}
 

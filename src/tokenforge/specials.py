@@ -114,7 +114,7 @@ class SpecialTokens:
 
     def check(self, text: str, disallowed: frozenset[str]) -> None:
         """Raise if ``text`` contains the string of a disallowed special token."""
-        pattern = _cached_regex(disallowed)
+        pattern = cached_special_regex(disallowed)
         if pattern is None:
             return
         m = pattern.search(text)
@@ -129,7 +129,7 @@ class SpecialTokens:
     def split(self, text: str, allowed: frozenset[str]) -> Iterator[tuple[str, int | None]]:
         """Yield ``(segment, None)`` for ordinary text and ``(token, id)`` for each
         allowed special token, in order; empty segments are skipped."""
-        pattern = _cached_regex(allowed)
+        pattern = cached_special_regex(allowed)
         if pattern is None:
             if text:
                 yield text, None
@@ -163,5 +163,5 @@ def check_special_list(special_tokens, reserved: Collection[str] = ()) -> list[s
 
 
 @lru_cache(maxsize=256)
-def _cached_regex(tokens: frozenset[str]) -> "regex.Pattern[str] | None":
+def cached_special_regex(tokens: frozenset[str]) -> "regex.Pattern[str] | None":
     return special_regex(tokens)

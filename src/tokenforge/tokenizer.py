@@ -1,66 +1,126 @@
-"""The composed pipeline: special tokens, pre-tokenizer, BPE model, decoder.
+"""The tokenizer: special tokens → normalizer → pre-tokenizer → model → post-processor; a decoder.
 
-``Tokenizer`` is immutable once built: every table is private and exposed
-read-only, so one instance can be shared across threads and pickled. Its only
-mutable state is a memo of recently encoded pieces, which never changes a
-result.
+:class:`Tokenizer` is the one tokenizer type of tokenforge. Every family is a
+configuration of it: byte-level BPE by rank (GPT-2, tiktoken files), WordPiece
+(BERT), Unigram (T5, ALBERT, SentencePiece), BPE over Unicode pieces with byte
+fallback (Llama 2, Mistral), WordLevel. Every family has the same methods
+with the same signatures and the same behaviour.
 
-Encoding follows tiktoken's single loop: split off the allowed special
-tokens, cut each ordinary segment into pieces with the split pattern, look
-each piece up whole, and otherwise merge its bytes by rank
-(:mod:`tokenforge.models.bpe`).
+Encoding, in order:
+
+1. **Added tokens** are found first, on the raw text, longest first. Special
+   ones follow tiktoken's policy (``allowed_special`` / ``disallowed_special``;
+   by default a special-token string in the text raises, so user text cannot
+   forge ``<|endoftext|>``, ``[SEP]`` or ``</s>``); non-special added tokens
+   (vocabulary extensions) are always matched. ``lstrip``/``rstrip`` let a
+   match swallow the whitespace beside it, ``single_word`` only matches a
+   whole word.
+2. Each stretch of ordinary text is **normalized** (keeping an alignment map
+   to the original), **pre-tokenized** into pieces, and each piece is encoded
+   by the **model**. How this runs (native or Python) is the tokenizer's
+   *plan*, chosen once when it is built (:mod:`tokenforge._plans`); a plan
+   never changes ids.
+3. The **post-processor** adds the control ids (``[CLS]``/``[SEP]``,
+   ``<s>``/``</s>``) by code when ``add_special_tokens`` is on.
+
+``encode`` returns ids; ``encode_full`` returns an
+:class:`~tokenforge.encoding.Encoding` with tokens, type ids and offsets into
+the original text, which survive normalization and pre-tokenization.
 
 Python strings may hold lone surrogates (``"\\ud800"``), which have no UTF-8
 form. Like tiktoken, encoding replaces each one with U+FFFD (so
 ``encode("\\ud800") == encode("\\ufffd")``); nothing else is ever altered.
+
+A Tokenizer is immutable once built, so one instance can be shared across
+threads and pickled; its only mutable state is a memo of encoded pieces,
+which never changes a result.
 """
 
 from __future__ import annotations
 
-import os
+import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-from . import _native, bytelevel
-from .decoders import StreamDecoder, bytes_to_text, check_errors
+import regex
+
+from . import _plans, bytelevel
+from ._plans import default_threads
+from .decoders import ByteLevel as ByteLevelDecoder
+from .decoders import Decoder, StreamDecoder, bytes_to_text, check_errors, decoder_from_dict
+from .encoding import Encoding, TokenSpan, token_spans
 from .errors import (
+    DecodeError,
     EncodeInputError,
     FileFormatError,
     SpecialTokenError,
     UnknownIdError,
     UnknownTokenError,
 )
+from .models import model_from_dict
 from .models.bpe import BPE, _check_dropout
-from .pretokenizers import RegexSplit, pre_tokenizer_from_dict
-from .specials import SpecialPolicy, SpecialTokens
+from .normalizers import NormalizedText, normalizer_from_dict
+from .postprocessors import post_processor_from_dict
+from .pretokenizers import WHITESPACE, Piece, RegexSplit, pre_tokenizer_from_dict
+from .specials import SpecialPolicy, SpecialTokens, cached_special_regex
 
-if TYPE_CHECKING:
-    from .analysis.offsets import TokenSpan
-
-#: Pieces up to this many characters are memoised.
-_CACHE_PIECE_CHARS = 64
-#: The memo is cleared when it holds this many pieces.
-_CACHE_LIMIT = 1 << 17
 #: ``encode_iterable`` keeps this many trailing pieces back until more text arrives.
 _HOLD_PIECES = 2
 #: ``encode_iterable`` gathers at least this many characters before cutting.
 _STREAM_MIN_CHARS = 1 << 14
 
 
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-        return False
-    except UnicodeEncodeError:
-        return True
+@dataclass(frozen=True)
+class AddedToken:
+    """A token matched whole in the text before the pipeline runs (HF's ``added_tokens``).
 
+    ``special`` tokens are control tokens (subject to the special-token policy and
+    dropped by ``decode(skip_special_tokens=True)``); the others extend the
+    vocabulary. ``lstrip``/``rstrip``: the match also takes the whitespace on
+    its left/right. ``single_word``: only match when not inside a word.
+    ``normalized`` tokens are matched in the normalized text by their normalized content
+    (HF's rule); the others in the raw text.
+    """
 
-def _fix_surrogates(text: str) -> str:
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    content: str
+    id: int
+    special: bool = True
+    lstrip: bool = False
+    rstrip: bool = False
+    single_word: bool = False
+    normalized: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "content": self.content, "single_word": self.single_word, "lstrip": self.lstrip,
+            "rstrip": self.rstrip, "normalized": self.normalized, "special": self.special,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "AddedToken":
+        if not isinstance(d, Mapping):
+            raise FileFormatError(f"an added token must be an object, got {d!r}")
+        for key in ("id", "content"):
+            if key not in d:
+                raise FileFormatError(f"added token {d!r} needs the field {key!r}")
+        if not isinstance(d["content"], str):
+            raise FileFormatError(f"added token content must be a string, got {d['content']!r}")
+        try:
+            tid = int(d["id"])
+        except (TypeError, ValueError):
+            raise FileFormatError(f"added token {d['content']!r} has a non-integer id {d['id']!r}") from None
+        return cls(
+            d["content"], tid, bool(d.get("special", False)), bool(d.get("lstrip", False)),
+            bool(d.get("rstrip", False)), bool(d.get("single_word", False)),
+            bool(d.get("normalized", not d.get("special", False))),
+        )
 
 
 class Tokenizer:
-    """A byte-level BPE tokenizer: split pattern + ranked tokens + special tokens.
+    """A tokenizer composed of pipeline stages (see the module docstring).
+
+    Byte-level BPE, as tiktoken runs it:
 
     >>> import tokenforge
     >>> enc = tokenforge.get_encoding("cl100k_base")
@@ -70,73 +130,158 @@ class Tokenizer:
     'hello world'
     >>> enc.encode("<|endoftext|>", allowed_special="all")
     [100257]
+
+    WordPiece, built by hand from its stages:
+
+    >>> from tokenforge.models import WordPiece
+    >>> from tokenforge import normalizers, pretokenizers, postprocessors, decoders
+    >>> vocab = {"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "hello": 3, "wor": 4, "##ld": 5, "!": 6}
+    >>> tok = Tokenizer(
+    ...     WordPiece(vocab),
+    ...     normalizer=normalizers.BertNormalizer(lowercase=True),
+    ...     pre_tokenizer=pretokenizers.BertPreTokenizer(),
+    ...     post_processor=postprocessors.BertProcessing(("[SEP]", 2), ("[CLS]", 1)),
+    ...     decoder=decoders.WordPiece(),
+    ...     added_tokens=[AddedToken("[CLS]", 1), AddedToken("[SEP]", 2), AddedToken("[UNK]", 0)],
+    ... )
+    >>> tok.encode("Hello World!")
+    [1, 3, 4, 5, 6, 2]
+    >>> tok.decode([1, 3, 4, 5, 6, 2], skip_special_tokens=True)
+    'hello world !'
     """
 
     __slots__ = (
-        "_model", "_pre", "_specials", "_name", "_decoder", "_cache", "_core", "_native_split", "_backend", "__weakref__"
+        "_model", "_normalizer", "_pre", "_post", "_decoder", "_added", "_added_by_id", "_specials",
+        "_name", "_matchers", "_plan", "_has_normalized", "_backend", "_max_id", "__weakref__",
     )
 
     def __init__(
         self,
-        model: BPE,
+        model: Any,
         *,
-        pre_tokenizer: RegexSplit | str | None = "gpt2",
+        normalizer: Any = None,
+        pre_tokenizer: Any = None,
+        post_processor: Any = None,
+        decoder: Any = None,
+        added_tokens: Iterable[AddedToken] = (),
         special_tokens: Mapping[str, int] | None = None,
         name: str | None = None,
         backend: str = "auto",
     ) -> None:
-        if not isinstance(model, BPE):
-            raise TypeError(f"model must be a tokenforge BPE model, got {type(model).__name__}")
+        for attr in ("encode_piece", "tokenize", "id_to_token", "token_to_id", "get_vocab", "to_dict"):
+            if not hasattr(model, attr):
+                raise EncodeInputError(
+                    f"model must be a tokenforge model (BPE, PieceBPE, WordPiece, Unigram, WordLevel), "
+                    f"got {type(model).__name__}"
+                )
         if isinstance(pre_tokenizer, str):
             pre_tokenizer = RegexSplit(pre_tokenizer)
-        specials = SpecialTokens(special_tokens)
-        decoder: dict[int, bytes] = model._vocab.copy()
-        for tok, i in specials.ids.items():
-            if i in decoder:
-                raise SpecialTokenError(
-                    f"special token {tok!r} has id {i}, which the model already gives to {decoder[i]!r}"
-                )
-            decoder[i] = tok.encode("utf-8")
+        if decoder is None and isinstance(model, BPE):
+            decoder = ByteLevelDecoder()  # a byte-level model's tokens are bytes
         self._model = model
+        self._normalizer = normalizer
         self._pre = pre_tokenizer
-        self._specials = specials
-        self._name = name
+        self._post = post_processor
         self._decoder = decoder
-        self._cache: dict[str, tuple[int, ...]] = {}
+        added = list(added_tokens)
+        if special_tokens is not None:
+            if not isinstance(special_tokens, Mapping):
+                raise SpecialTokenError(
+                    f"special_tokens must map each special string to its id, got {type(special_tokens).__name__}"
+                )
+            added += [AddedToken(t, i, special=True) for t, i in special_tokens.items()]
+        by_id: dict[int, AddedToken] = {}
+        seen: dict[str, int] = {}
+        for t in sorted(added, key=lambda t: t.id if isinstance(t, AddedToken) else -1):
+            if not isinstance(t, AddedToken):
+                raise SpecialTokenError(f"added_tokens must be AddedToken objects, got {type(t).__name__}")
+            if not t.content:
+                raise SpecialTokenError(f"added token with id {t.id} is empty")
+            if not isinstance(t.id, int) or isinstance(t.id, bool) or not 0 <= t.id < 2**32 - 1:
+                raise SpecialTokenError(f"added token {t.content!r} has id {t.id!r}; ids are ints in 0..2**32-2")
+            if t.id in by_id and by_id[t.id].content != t.content:
+                raise SpecialTokenError(f"added tokens {by_id[t.id].content!r} and {t.content!r} share id {t.id}")
+            if t.content in seen and seen[t.content] != t.id:
+                raise SpecialTokenError(f"added token {t.content!r} has two ids, {seen[t.content]} and {t.id}")
+            known = model.id_to_token(t.id)
+            if known is not None and known != t.content and not (isinstance(model, BPE) and t.special):
+                raise SpecialTokenError(f"added token {t.content!r} has id {t.id}, which the model gives to {known!r}")
+            if isinstance(model, BPE) and t.special and model.token_bytes(t.id) is not None:
+                raise SpecialTokenError(
+                    f"special token {t.content!r} has id {t.id}, which the model already gives to "
+                    f"{model.token_bytes(t.id)!r}"
+                )
+            by_id[t.id] = t
+            seen[t.content] = t.id
+        self._added = tuple(by_id.values())
+        self._added_by_id = by_id
+        self._specials = SpecialTokens({t.content: t.id for t in self._added if t.special})
+        self._name = name
         self._backend = backend
-        native = _native.core(backend)
-        self._core = None
-        self._native_split = False
-        # The core keeps an id -> bytes array; ids spread far beyond the vocabulary size
-        # (a hand-made rank file) would make it huge, so such tokenizers stay in Python.
-        if native is not None and max(decoder) < 2 * len(decoder) + 65536:
-            scanner = -1
-            if pre_tokenizer is not None and pre_tokenizer.name in _native.SCANNERS:
-                scanner = _native.SCANNERS[pre_tokenizer.name]
-            self._core = native.CoreBPE(model._ranks, decoder, scanner)  # the core copies what it needs
-            self._native_split = scanner >= 0
+        self._matchers: dict[tuple[frozenset[str], bool], Any] = {}
+        # Added tokens with ``normalized=True`` are matched in the normalized text (as HF
+        # does); without a normalizer that is the raw text, so they join the raw ones.
+        self._has_normalized = normalizer is not None and any(t.normalized for t in self._added)
+        self._plan = _plans.compile_plan(
+            normalizer, pre_tokenizer, model, decoder, frozenset(self._added_by_id), backend
+        )
+        self._max_id = max([*(t.id for t in self._added), _model_max_id(model)])
 
     # ------------------------------------------------------------------ info
+    @property
+    def model(self) -> Any:
+        return self._model
+
+    @property
+    def normalizer(self) -> Any:
+        return self._normalizer
+
+    @property
+    def pre_tokenizer(self) -> Any:
+        return self._pre
+
+    @property
+    def post_processor(self) -> Any:
+        return self._post
+
+    @property
+    def decoder(self) -> Decoder | None:
+        return self._decoder
+
+    @property
+    def added_tokens(self) -> tuple[AddedToken, ...]:
+        return self._added
+
     @property
     def name(self) -> str | None:
         return self._name
 
     @property
-    def model(self) -> BPE:
-        return self._model
-
-    @property
-    def pre_tokenizer(self) -> RegexSplit | None:
-        return self._pre
+    def plan(self) -> str:
+        """How this tokenizer encodes: ``"rank-bpe"``, ``"sentencepiece"`` or ``"python"``
+        (see :mod:`tokenforge._plans`)."""
+        return self._plan.name
 
     @property
     def pattern(self) -> str | None:
-        """The split regex (``None`` when text is not pre-tokenized)."""
-        return None if self._pre is None else self._pre.pattern
+        """The split regex of a byte-level BPE tokenizer (``None`` when it has none)."""
+        pre = self._pre
+        if isinstance(pre, RegexSplit):
+            return pre.pattern
+        if isinstance(self._plan, _plans.RankBPEPlan) and self._plan.pattern is not None:
+            return self._plan.pattern.pattern
+        return None
+
+    @property
+    def is_byte_level(self) -> bool:
+        """Whether every token stands for bytes (byte-level BPE): decoding joins token bytes."""
+        return isinstance(self._decoder, ByteLevelDecoder) and (
+            isinstance(self._model, BPE) or isinstance(self._plan, _plans.RankBPEPlan)
+        )
 
     @property
     def special_tokens(self) -> Mapping[str, int]:
-        """``{special_string: id}`` (read-only)."""
+        """``{string: id}`` of the special tokens (read-only)."""
         return self._specials.ids
 
     @property
@@ -150,83 +295,129 @@ class Tokenizer:
 
     @property
     def mergeable_ranks(self) -> Mapping[bytes, int]:
-        """tiktoken's ``{token_bytes: rank}`` view of the model."""
-        return self._model.ranks
+        """tiktoken's ``{token_bytes: rank}`` (byte-level BPE only)."""
+        return self.rank_model().ranks
+
+    def rank_model(self) -> BPE:
+        """The byte-level rank model (tiktoken's ranks) this tokenizer runs; raises
+        :class:`FileFormatError` for tokenizers that are not byte-level BPE."""
+        if isinstance(self._model, BPE):
+            return self._model
+        if isinstance(self._plan, _plans.RankBPEPlan):
+            return self._plan.ranks_model
+        if self.is_byte_level_pieces():
+            ranks = _plans.ranks_from_byte_level_bpe(self._model, frozenset(self._added_by_id))
+            if ranks is not None:
+                return ranks
+        raise FileFormatError(
+            f"a {type(self._model).__name__} tokenizer has no byte-level merge ranks; only byte-level BPE has"
+        )
+
+    def is_byte_level_pieces(self) -> bool:
+        from .models.bpe import PieceBPE
+
+        return (
+            isinstance(self._model, PieceBPE) and isinstance(self._decoder, ByteLevelDecoder)
+            and _plans.byte_level_pattern(self._pre) is not None
+        )
+
+    def get_vocab(self) -> dict[str, int]:
+        """``{token: id}``: the model's tokens (byte-level ones in GPT-2's printable form)
+        and the added tokens."""
+        vocab = dict(self._model.get_vocab())
+        for t in self._added:
+            vocab[t.content] = t.id
+        return vocab
 
     @property
     def max_token_value(self) -> int:
-        return max(self._decoder)
+        return self._max_id
 
     @property
     def n_vocab(self) -> int:
         """Size of the id space: largest id + 1 (tiktoken's ``n_vocab``)."""
-        return self.max_token_value + 1
+        return self._max_id + 1
 
     def __len__(self) -> int:
-        """Number of tokens, ordinary and special (ids may have holes)."""
-        return len(self._decoder)
+        """Number of tokens, ordinary and added (ids may have holes)."""
+        return len(self.get_vocab())
 
     def token_to_id(self, token: str | bytes) -> int:
-        """Id of a token given as raw ``bytes``, as a special-token string, or in
-        the GPT-2 printable form that ``vocab.json`` uses (``"Ġthe"``)."""
-        if isinstance(token, (bytes, bytearray)):
-            r = self._model.ranks.get(bytes(token))
-        elif isinstance(token, str):
+        """Id of a token: an added token's string, a model token (byte-level tokens as raw
+        ``bytes`` or in GPT-2's printable form, ``"Ġthe"``). Unknown: :class:`UnknownTokenError`."""
+        if isinstance(token, str):
             r = self._specials.ids.get(token)
             if r is None:
-                try:
-                    r = self._model.ranks.get(bytelevel.decode_string(token))
-                except KeyError:
-                    r = None
+                for t in self._added:
+                    if t.content == token:
+                        return t.id
+                r = self._model.token_to_id(token)
+        elif isinstance(token, (bytes, bytearray)) and isinstance(self._model, BPE):
+            r = self._model.token_to_id(bytes(token))
         else:
-            raise EncodeInputError(f"token must be str or bytes, got {type(token).__name__}")
+            raise EncodeInputError(f"token must be str (or bytes for byte-level BPE), got {type(token).__name__}")
         if r is None:
             raise UnknownTokenError(f"token {token!r} is not in the vocabulary")
         return r
 
     def id_to_token(self, token_id: int) -> str:
-        """The token of ``token_id`` in ``vocab.json`` form (special tokens as they are)."""
-        sp = self._specials.by_id.get(token_id)
-        if sp is not None:
-            return sp
-        return bytelevel.encode_bytes(self.decode_single_token_bytes(token_id))
+        """The token of ``token_id`` (byte-level tokens in ``vocab.json``'s printable form)."""
+        t = self._added_by_id.get(token_id) if isinstance(token_id, int) else None
+        if t is not None:
+            return t.content
+        tok = self._model.id_to_token(token_id) if _is_int(token_id) else None
+        if tok is None:
+            raise UnknownIdError(self._unknown_id_message(token_id, None))
+        return tok
+
+    def encode_single_token(self, token: str | bytes) -> int:
+        """The id of text (or bytes) that is exactly one token; else :class:`UnknownTokenError`."""
+        if isinstance(token, str):
+            sp = self._specials.ids.get(token)
+            if sp is not None:
+                return sp
+            if isinstance(self._model, BPE) or self.is_byte_level:
+                token = token.encode("utf-8", "surrogatepass")
+            else:
+                r = self._model.token_to_id(token)
+                if r is None:
+                    raise UnknownTokenError(f"{token!r} is not a single token")
+                return r
+        if not isinstance(token, (bytes, bytearray)):
+            raise EncodeInputError(f"token must be str or bytes, got {type(token).__name__}")
+        r = self.rank_model().ranks.get(bytes(token))
+        if r is None:
+            raise UnknownTokenError(f"{token!r} is not a single token")
+        return r
 
     # -------------------------------------------------------------- encoding
-    def encode_ordinary(self, text: str) -> list[int]:
-        """Encode ``text`` with special-token strings treated as ordinary text.
-
-        >>> import tokenforge
-        >>> tokenforge.get_encoding("gpt2").encode_ordinary("<|endoftext|>")[:3]
-        [27, 91, 437]
-        """
-        _check_text(text)
-        out: list[int] = []
-        try:
-            self._encode_segment(text, out)
-        except UnicodeEncodeError:
-            out = []
-            self._encode_segment(_fix_surrogates(text), out)
-        return out
-
     def encode(
         self,
         text: str,
+        pair: str | None = None,
         *,
         allowed_special: SpecialPolicy = frozenset(),
         disallowed_special: SpecialPolicy = "all",
+        add_special_tokens: bool = True,
         dropout: float | None = None,
+        sample: bool = False,
+        alpha: float = 0.1,
+        nbest_size: int = -1,
         seed: int | None = None,
     ) -> list[int]:
-        """Encode ``text`` to ids, with tiktoken's special-token policy.
+        """Encode ``text`` (and optionally a second text ``pair``) to ids.
 
-        By default every special-token string in ``text`` raises
-        :class:`~tokenforge.errors.SpecialTokenError`; ``allowed_special``
-        ("all" or a set) encodes those strings as special ids, and
-        ``disallowed_special=()`` encodes the rest as ordinary text.
+        Special tokens follow tiktoken's policy: by default every special-token
+        string in ``text`` raises :class:`~tokenforge.errors.SpecialTokenError`;
+        ``allowed_special`` ("all" or a set) encodes those strings as special ids,
+        and ``disallowed_special=()`` encodes the rest as ordinary text.
+        ``add_special_tokens`` runs the post-processor (``[CLS]``/``[SEP]``, BOS/EOS).
 
-        ``dropout=p`` is BPE-dropout (seed 000 §2.3): each merge is skipped
-        with probability ``p``, drawing from ``random.Random(seed)``, so the same
-        seed gives the same ids; ``p=0`` is the ordinary encoding.
+        Regularization (the ids vary, reproducibly with ``seed``):
+        ``dropout=p`` is BPE-dropout (Provilkov et al., 2020) on BPE models: each
+        merge is skipped with probability ``p``; ``sample=True`` draws a Unigram
+        segmentation with probability ∝ P(z)^``alpha`` (Kudo, 2018) from all of them
+        (``nbest_size=-1``) or from the ``nbest_size`` best.
 
         >>> import tokenforge
         >>> enc = tokenforge.get_encoding("gpt2")
@@ -236,85 +427,58 @@ class Tokenizer:
         >>> enc.encode(" tokenization", dropout=0.3, seed=7) == enc.encode(" tokenization", dropout=0.3, seed=7)
         True
         """
-        _check_text(text)
-        allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
-        if dropout is not None and _check_dropout(dropout) > 0.0:
-            return self._encode_dropout(text, allowed, disallowed, float(dropout), seed)
-        out: list[int] = []
-        try:
-            self._encode_checked(text, allowed, disallowed, out)
-        except UnicodeEncodeError:
-            out = []
-            self._encode_checked(_fix_surrogates(text), allowed, disallowed, out)
-        return out
+        model_kwargs = self._sampling_kwargs(dropout, sample, alpha, nbest_size, seed)
+        allowed, disallowed = self._resolve(allowed_special, disallowed_special)
+        ids_a = self._encode_ids(text, allowed, disallowed, model_kwargs)
+        ids_b = None if pair is None else self._encode_ids(pair, allowed, disallowed, model_kwargs)
+        if self._post is None:
+            return ids_a if ids_b is None else ids_a + ids_b
+        return self._post.process_ids(ids_a, ids_b, add_special_tokens)
 
-    def _encode_dropout(
-        self, text: str, allowed: frozenset[str], disallowed: frozenset[str], p: float, seed: int | None
-    ) -> list[int]:
-        """The Python path with BPE-dropout: no memo, no whole-piece shortcut."""
-        import random
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Ids of ``text`` with special-token strings read as text and no post-processing.
 
-        if disallowed:
-            self._specials.check(text, disallowed)
-        text = _fix_surrogates(text) if _has_surrogate(text) else text
-        rng = random.Random(seed)
-        out: list[int] = []
-        for segment, special_id in self._specials.split(text, allowed):
-            if special_id is not None:
-                out.append(special_id)
-                continue
-            pieces = [segment] if self._pre is None else self._pre.split(segment)
-            for piece in pieces:
-                out.extend(self._model.encode_piece(piece.encode("utf-8"), dropout=p, rng=rng))
-        return out
+        >>> import tokenforge
+        >>> tokenforge.get_encoding("gpt2").encode_ordinary("<|endoftext|>")[:3]
+        [27, 91, 437]
+        """
+        return self._encode_ids(text, _NOTHING, _NOTHING, None)
 
     def encode_batch(
         self,
-        texts: Sequence[str],
+        texts: Sequence[str | tuple[str, str]],
         *,
         num_threads: int | None = None,
         allowed_special: SpecialPolicy = frozenset(),
         disallowed_special: SpecialPolicy = "all",
+        add_special_tokens: bool = True,
     ) -> list[list[int]]:
-        """Encode each text; equal to ``[encode(t) for t in texts]``.
+        """Encode each text (or ``(a, b)`` pair); equal to ``[encode(t) for t in texts]``.
 
-        With the native core, texts without allowed specials are encoded on
-        ``num_threads`` threads (default: every core) with the GIL released.
+        Where the plan runs natively, texts are encoded on ``num_threads``
+        threads (default: every core) with the GIL released.
         """
         texts, allowed, disallowed = self._batch_args("encode_batch", texts, allowed_special, disallowed_special)
-        out = self._native_batch(self._core.encode_ordinary_batch if self._core else None, texts, allowed, num_threads)
-        if out is not None:
+        n = default_threads(num_threads)
+        if self._batch_is_plain(texts, allowed):
+            try:
+                out = self._plan.encode_batch(texts, n)
+            except UnicodeEncodeError:
+                out = self._plan.encode_batch([_fix_surrogates(t) for t in texts], n)
+            if self._post is not None:
+                out = [self._post.process_ids(ids, None, add_special_tokens) for ids in out]
             return out
-        return [self.encode(t, allowed_special=allowed, disallowed_special=disallowed) for t in texts]
-
-    def _batch_args(self, method: str, texts, allowed_special, disallowed_special):
-        """Validate a batch: a sequence of str, none holding a disallowed special."""
-        if isinstance(texts, str):
-            raise EncodeInputError(f"{method} takes a sequence of str, not one str; use encode()")
-        texts = list(texts)
-        allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
-        for n, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise EncodeInputError(f"{method} expects str items; item {n} is {type(t).__name__}")
-            if disallowed:
-                self._specials.check(t, disallowed)
-        return texts, allowed, disallowed
-
-    def _native_batch(self, call, texts: list[str], allowed: frozenset[str], num_threads: int | None):
-        """Run a native batch call on threads, or return None when the per-text path must
-        serve (no core, a custom pattern, allowed specials, or a lone surrogate to replace)."""
-        if call is None or not self._native_split or allowed:
-            return None
-        try:
-            return call(texts, num_threads or os.cpu_count() or 1)
-        except UnicodeEncodeError:
-            return None
+        return [
+            self.encode(t[0], t[1], allowed_special=allowed, disallowed_special=disallowed,
+                        add_special_tokens=add_special_tokens) if isinstance(t, tuple)
+            else self.encode(t, allowed_special=allowed, disallowed_special=disallowed,
+                             add_special_tokens=add_special_tokens)
+            for t in texts
+        ]
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
-        """``encode_batch`` with every special-token string treated as text."""
-        if isinstance(texts, str):
-            raise EncodeInputError("encode_ordinary_batch takes a sequence of str, not one str")
-        return self.encode_batch(texts, num_threads=num_threads, disallowed_special=())
+        """``encode_batch`` with every special-token string read as text and no post-processing."""
+        return self.encode_batch(texts, num_threads=num_threads, disallowed_special=(), add_special_tokens=False)
 
     def encode_batch_to_numpy(
         self,
@@ -323,10 +487,11 @@ class Tokenizer:
         num_threads: int | None = None,
         allowed_special: SpecialPolicy = frozenset(),
         disallowed_special: SpecialPolicy = "all",
+        add_special_tokens: bool = True,
     ):
         """Encode many texts into one flat ``uint32`` array plus ``int64`` offsets:
         text ``k`` is ``ids[offsets[k]:offsets[k + 1]]``. No Python object is made per
-        token, so this is the fastest way to encode a corpus.
+        token where the plan is native, so this is the fastest way to encode a corpus.
 
         >>> import tokenforge
         >>> ids, offsets = tokenforge.get_encoding("gpt2").encode_batch_to_numpy(["hello", "hello world"])
@@ -336,13 +501,17 @@ class Tokenizer:
         import numpy as np
 
         texts, allowed, disallowed = self._batch_args("encode_batch_to_numpy", texts, allowed_special, disallowed_special)
-        flat = self._native_batch(self._core.encode_ordinary_batch_flat if self._core else None, texts, allowed, num_threads)
-        if flat is not None:
-            ids, offsets = flat
-            return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.uint64).astype(np.int64)
-        lists = self.encode_batch(texts, num_threads=num_threads, allowed_special=allowed, disallowed_special=disallowed)
+        n = default_threads(num_threads)
+        if self._post is None and self._batch_is_plain(texts, allowed):
+            try:
+                return self._plan.encode_flat(texts, n)
+            except UnicodeEncodeError:
+                return self._plan.encode_flat([_fix_surrogates(t) for t in texts], n)
+        lists = self.encode_batch(texts, num_threads=n, allowed_special=allowed, disallowed_special=disallowed,
+                                  add_special_tokens=add_special_tokens)
         offsets = np.zeros(len(lists) + 1, dtype=np.int64)
-        np.cumsum([len(x) for x in lists], out=offsets[1:])
+        if lists:
+            np.cumsum([len(x) for x in lists], out=offsets[1:])
         ids = np.fromiter((i for x in lists for i in x), dtype=np.uint32, count=int(offsets[-1]))
         return ids, offsets
 
@@ -353,27 +522,32 @@ class Tokenizer:
         dtype: str = "uint32",
         allowed_special: SpecialPolicy = frozenset(),
         disallowed_special: SpecialPolicy = "all",
+        add_special_tokens: bool = True,
     ):
         """Encode to a numpy array (``uint32``, or ``uint16`` when every id fits),
-        skipping the Python list: the fast path for corpus encoding."""
+        skipping the Python list where the plan is native."""
         import numpy as np
 
         if dtype not in ("uint32", "uint16"):
-            raise ValueError(f"dtype must be 'uint32' or 'uint16', got {dtype!r}")
+            raise EncodeInputError(f"dtype must be 'uint32' or 'uint16', got {dtype!r}")
         if dtype == "uint16" and self.max_token_value > 0xFFFF:
-            raise ValueError(f"ids of this tokenizer go up to {self.max_token_value}, which does not fit in uint16")
+            raise EncodeInputError(
+                f"ids of this tokenizer go up to {self.max_token_value}, which does not fit in uint16"
+            )
         _check_text(text)
-        allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
-        if self._core is not None and self._native_split and not allowed:
+        allowed, disallowed = self._resolve(allowed_special, disallowed_special)
+        if self._post is None and self._batch_is_plain([text], allowed):
             if disallowed:
                 self._specials.check(text, disallowed)
             try:
-                arr = np.frombuffer(self._core.encode_ordinary_u32(text), dtype=np.uint32)
+                arr = self._plan.encode_u32(text)
             except UnicodeEncodeError:
-                arr = np.frombuffer(self._core.encode_ordinary_u32(_fix_surrogates(text)), dtype=np.uint32)
+                arr = self._plan.encode_u32(_fix_surrogates(text))
         else:
             arr = np.asarray(
-                self.encode(text, allowed_special=allowed, disallowed_special=disallowed), dtype=np.uint32
+                self.encode(text, allowed_special=allowed, disallowed_special=disallowed,
+                            add_special_tokens=add_special_tokens),
+                dtype=np.uint32,
             )
         return arr.astype(np.uint16) if dtype == "uint16" else arr
 
@@ -386,10 +560,14 @@ class Tokenizer:
     ) -> Iterator[int]:
         """Lazily encode a stream of strings (lines of a file, chunks of a socket).
 
-        Yields exactly ``encode("".join(iterable))``, holding back only the
-        text whose pieces could still change: the last few pieces of the
-        split pattern and a possible prefix of a special token. Memory does
-        not grow with the length of the stream (only with its longest piece).
+        Yields exactly ``encode("".join(iterable), add_special_tokens=False)``. For
+        tokenizers that split text with a regex and no normalizer (byte-level BPE),
+        only the text whose pieces could still change is held back: the last few
+        pieces and a possible prefix of a special token, so memory does not grow
+        with the stream. Tokenizers whose pieces depend on the whole text (a
+        normalizer that joins characters, SentencePiece's whole-text lattice) cut
+        the stream only after a newline that the pre-tokenizer and normalizer
+        treat as a boundary, and otherwise encode what they hold at the end.
 
         >>> import io, tokenforge
         >>> enc = tokenforge.get_encoding("gpt2")
@@ -398,20 +576,19 @@ class Tokenizer:
         """
         if isinstance(iterable, str):
             iterable = (iterable,)
-        allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
+        allowed, disallowed = self._resolve(allowed_special, disallowed_special)
         watch = allowed | disallowed
         hold_chars = max(self._specials.max_len - 1, 0) if watch else 0
         pending: list[str] = []
         pending_len = 0
         threshold = _STREAM_MIN_CHARS
+        streamable = self._normalizer is None and isinstance(self._pre, RegexSplit) and not self._has_always()
         for n, chunk in enumerate(iterable):
             if not isinstance(chunk, str):
-                raise EncodeInputError(
-                    f"encode_iterable expects str items; item {n} is {type(chunk).__name__}"
-                )
+                raise EncodeInputError(f"encode_iterable expects str items; item {n} is {type(chunk).__name__}")
             pending.append(chunk)
             pending_len += len(chunk)
-            if pending_len < threshold:
+            if pending_len < threshold or not streamable:
                 continue
             buf = "".join(pending)
             cut = self._stream_cut(buf, watch, hold_chars)
@@ -420,12 +597,17 @@ class Tokenizer:
                 threshold = 2 * pending_len
                 continue
             head, tail = buf[:cut], buf[cut:]
-            yield from self.encode(head, allowed_special=allowed, disallowed_special=disallowed)
+            yield from self.encode(head, allowed_special=allowed, disallowed_special=disallowed, add_special_tokens=False)
             pending = [tail]
             pending_len = len(tail)
             threshold = max(_STREAM_MIN_CHARS, 2 * pending_len)
         if pending_len:
-            yield from self.encode("".join(pending), allowed_special=allowed, disallowed_special=disallowed)
+            yield from self.encode(
+                "".join(pending), allowed_special=allowed, disallowed_special=disallowed, add_special_tokens=False
+            )
+
+    def _has_always(self) -> bool:
+        return any(not t.special for t in self._added)
 
     def _stream_cut(self, buf: str, watch: frozenset[str], hold_chars: int) -> int:
         """Largest position p such that encoding ``buf[:p]`` now and the rest later
@@ -445,9 +627,7 @@ class Tokenizer:
         best = 0
         seg_start = 0
         if watch:
-            from .specials import _cached_regex
-
-            for m in _cached_regex(watch).finditer(buf):
+            for m in cached_special_regex(watch).finditer(buf):
                 if m.start() >= limit:
                     break
                 best = m.start()
@@ -455,7 +635,7 @@ class Tokenizer:
             if seg_start > limit:
                 return best
             best = seg_start
-        if self._pre is not None and seg_start < limit:
+        if seg_start < limit:
             pieces = self._pre.split(buf[seg_start:])
             pos = len(buf) - sum(map(len, pieces[len(pieces) - _HOLD_PIECES :]))
             for k in range(len(pieces) - 1 - _HOLD_PIECES, -1, -1):
@@ -466,162 +646,431 @@ class Tokenizer:
                 pos -= len(pieces[k])
         return best
 
-    def _encode_checked(
-        self, text: str, allowed: frozenset[str], disallowed: frozenset[str], out: list[int]
-    ) -> None:
+    def nbest(self, text: str, n: int) -> list[tuple[list[int], float]]:
+        """The ``n`` best segmentations of ``text`` with their log-probabilities (Unigram models)."""
+        if not hasattr(self._model, "nbest"):
+            raise EncodeInputError(f"{type(self._model).__name__} models have no n-best list; only Unigram does")
+        _check_text(text)
+        text = _fix_surrogates(text)
+        pieces = [p for seg, first in self._ordinary_segments(text) for p in self._plan.pieces(seg, first)]
+        if len(pieces) != 1:
+            # Independent pieces: combine the best lists of each (beam over the product).
+            beams: list[tuple[list[int], float]] = [([], 0.0)]
+            for p in pieces:
+                options = self._model.nbest(p, n)
+                beams = sorted(
+                    ((ids + o_ids, score + o_score) for ids, score in beams for o_ids, o_score in options),
+                    key=lambda x: -x[1],
+                )[:n]
+            return beams
+        return self._model.nbest(pieces[0], n)
+
+    # -- encoding internals ------------------------------------------------------
+    def _resolve(self, allowed_special: SpecialPolicy, disallowed_special: SpecialPolicy):
+        if (
+            allowed_special.__class__ in _EMPTY_POLICY and disallowed_special.__class__ in _EMPTY_POLICY
+            and not allowed_special and not disallowed_special
+        ):
+            return _NOTHING, _NOTHING  # what resolve() gives, without its set arithmetic
+        return self._specials.resolve(allowed_special, disallowed_special)
+
+    def _batch_args(self, method: str, texts, allowed_special, disallowed_special):
+        """Validate a batch: a sequence of str (or pairs), none holding a disallowed special."""
+        if isinstance(texts, str):
+            raise EncodeInputError(f"{method} takes a sequence of str, not one str; use encode()")
+        texts = list(texts)
+        allowed, disallowed = self._resolve(allowed_special, disallowed_special)
+        for n, t in enumerate(texts):
+            parts = t if isinstance(t, tuple) and len(t) == 2 else (t,)
+            for p in parts:
+                if not isinstance(p, str):
+                    raise EncodeInputError(f"{method} expects str items (or pairs of str); item {n} is {type(t).__name__}")
+                if disallowed:
+                    self._specials.check(p, disallowed)
+        return texts, allowed, disallowed
+
+    def _batch_is_plain(self, texts: list, allowed: frozenset[str]) -> bool:
+        """Can the plan take these texts whole: no added token can match, no pair."""
+        if self._has_normalized or self._matcher(allowed, False) is not None:
+            return False
+        return not any(isinstance(t, tuple) for t in texts)
+
+    def _encode_ids(self, text: str, allowed: frozenset[str], disallowed: frozenset[str], model_kwargs) -> list[int]:
+        _check_text(text)
+        text = _fix_surrogates(text)
         if disallowed:
             self._specials.check(text, disallowed)
-        if not allowed:
-            self._encode_segment(text, out)
-            return
-        for segment, special_id in self._specials.split(text, allowed):
-            if special_id is None:
-                self._encode_segment(segment, out)
+        if model_kwargs:
+            return self._encode_sampled(text, allowed, model_kwargs)
+        plan = self._plan
+        if not self._has_normalized and self._matcher(allowed, False) is None:
+            return plan.encode(text) if text else []
+        out: list[int] = []
+        for seg, tid, start, _end in self._segments(text, allowed):
+            if tid is not None:
+                out.append(tid)
+            elif self._has_normalized:
+                self._encode_normalized_added(seg, start == 0, allowed, out)
             else:
-                out.append(special_id)
+                out.extend(plan.encode(seg, start == 0))
+        return out
 
-    def _encode_segment(self, text: str, out: list[int]) -> None:
-        if not text:
-            return
-        model = self._model
-        core = self._core
-        if core is not None and self._native_split:
-            out.extend(core.encode_ordinary(text))
-            return
-        if self._pre is None:
-            data = text.encode("utf-8")
-            out.extend(core.encode_piece(data) if core is not None else model.encode_piece(data))
-            return
-        cache = self._cache
-        cache_get = cache.get
-        ranks_get = model._ranks.get
-        encode_piece = model.encode_piece if core is None else core.encode_piece
-        append = out.append
-        extend = out.extend
-        for piece in self._pre.split(text):
-            ids = cache_get(piece)
-            if ids is None:
-                data = piece.encode("utf-8")
-                r = ranks_get(data)
-                if r is not None:
-                    append(r)
-                    ids = (r,)
-                else:
-                    ids = tuple(encode_piece(data))
-                    extend(ids)
-                if len(piece) <= _CACHE_PIECE_CHARS:
-                    if len(cache) >= _CACHE_LIMIT:
-                        cache.clear()
-                    cache[piece] = ids
-            elif len(ids) == 1:
-                append(ids[0])
+    def _encode_sampled(self, text: str, allowed: frozenset[str], model_kwargs: dict[str, Any]) -> list[int]:
+        """The Python stages with a regularizing model call (no memo)."""
+        out: list[int] = []
+        plan = self._plan
+        for seg, tid, start, _end in self._segments(text, allowed):
+            if tid is not None:
+                out.append(tid)
+                continue
+            if self._has_normalized:
+                self._encode_normalized_added(seg, start == 0, allowed, out, model_kwargs)
+                continue
+            for piece in plan.pieces(seg, start == 0):
+                out.extend(self._model.encode_piece(piece, **model_kwargs))
+        return out
+
+    def _encode_normalized_added(self, seg: str, first: bool, allowed, out: list[int], model_kwargs=None) -> None:
+        """Normalize ``seg``, split off the normalized added tokens, encode the rest."""
+        norm = self._normalizer.normalize_str(seg)
+        for part, tid, ps, _pe in self._segments(norm, allowed, normalized=True):
+            if tid is not None:
+                out.append(tid)
+                continue
+            pieces = self._plan.pieces(part, first and ps == 0, normalize=False)
+            if model_kwargs:
+                for piece in pieces:
+                    out.extend(self._model.encode_piece(piece, **model_kwargs))
             else:
-                extend(ids)
+                self._plan.encode_pieces(pieces, out)
 
-    def encode_with_offsets(self, text: str, **kwargs: Any) -> "list[TokenSpan]":
+    def _sampling_kwargs(self, dropout, sample, alpha, nbest_size, seed) -> dict[str, Any] | None:
+        kind = type(self._model).__name__
+        if dropout is not None:
+            if sample:
+                raise EncodeInputError("dropout= (BPE) and sample=True (Unigram) cannot be combined")
+            if not hasattr(self._model, "merges"):
+                raise EncodeInputError(f"dropout applies to BPE models, not {kind}")
+            p = _check_dropout(dropout)
+            if p == 0:
+                return None
+            return {"dropout": p, "rng": random.Random(seed)}
+        if sample:
+            if not hasattr(self._model, "nbest"):
+                raise EncodeInputError(f"sample=True applies to Unigram models, not {kind}")
+            # One generator for the whole call, so that every piece draws differently.
+            return {"sample": True, "alpha": float(alpha), "nbest_size": int(nbest_size), "seed": random.Random(seed)}
+        return None
+
+    def _ordinary_segments(self, text: str) -> Iterator[tuple[str, bool]]:
+        for seg, tid, start, _end in self._segments(text, frozenset()):
+            if tid is None:
+                yield seg, start == 0
+
+    def _matcher(self, allowed: frozenset[str], normalized: bool):
+        key = (allowed, normalized)
+        matcher = self._matchers.get(key, _UNSET)
+        if matcher is _UNSET:
+            tokens = [
+                t for t in self._added
+                if ((not t.special) or t.content in allowed) and (t.normalized and self._has_normalized) == normalized
+            ]
+            if normalized:
+                norm = self._normalizer.normalize_str
+                by_content = {norm(t.content): t for t in tokens if norm(t.content)}
+            else:
+                by_content = {t.content: t for t in tokens}
+            matcher = (_added_regex(tuple(by_content)), by_content) if by_content else None
+            if len(self._matchers) > 64:
+                self._matchers.clear()
+            self._matchers[key] = matcher
+        return matcher
+
+    def _segments(
+        self, text: str, allowed: frozenset[str], normalized: bool = False
+    ) -> Iterator[tuple[str, int | None, int, int]]:
+        """Yield ``(text, added_id or None, start, end)``: ordinary stretches and matched
+        added tokens (whose span includes the whitespace ``lstrip``/``rstrip`` took).
+
+        ``normalized=False`` matches, in raw text, the added tokens that are not
+        normalized; ``normalized=True`` matches the others, in normalized text, by
+        their normalized content."""
+        matcher = self._matcher(allowed, normalized)
+        if matcher is None:
+            if text:
+                yield text, None, 0, len(text)
+            return
+        pattern, by_content = matcher
+        pos = 0
+        for m in pattern.finditer(text):
+            tok = by_content[m.group("tok")]
+            s, e = m.span("tok")
+            if tok.single_word and ((s > 0 and _is_word(text[s - 1])) or (e < len(text) and _is_word(text[e]))):
+                continue
+            if s < pos:
+                continue
+            if tok.lstrip:
+                while s > pos and text[s - 1] in WHITESPACE:
+                    s -= 1
+            if tok.rstrip:
+                while e < len(text) and text[e] in WHITESPACE:
+                    e += 1
+            if s > pos:
+                yield text[pos:s], None, pos, s
+            yield m.group("tok"), tok.id, s, e
+            pos = e
+        if pos < len(text):
+            yield text[pos:], None, pos, len(text)
+
+    # -------------------------------------------------------------- offsets
+    def encode_full(
+        self,
+        text: str,
+        pair: str | None = None,
+        *,
+        allowed_special: SpecialPolicy = frozenset(),
+        disallowed_special: SpecialPolicy = "all",
+        add_special_tokens: bool = True,
+    ) -> Encoding:
+        """Encode to an :class:`~tokenforge.encoding.Encoding`: ids, tokens, type ids and
+        ``(start, end)`` code-point offsets into the original text.
+
+        >>> import tokenforge
+        >>> e = tokenforge.get_encoding("gpt2").encode_full("Hello world")
+        >>> e.tokens, e.offsets
+        (['Hello', 'Ġworld'], [(0, 5), (5, 11)])
+        """
+        allowed, disallowed = self._resolve(allowed_special, disallowed_special)
+        a = self._encode_full_one(text, allowed, disallowed)
+        b = None if pair is None else self._encode_full_one(pair, allowed, disallowed)
+        if self._post is None:
+            out = Encoding()
+            out._extend(a, 0, 0)
+            if b is not None:
+                out._extend(b, 1, 1)
+            return out
+        return self._post.process(a, b, add_special_tokens)
+
+    def encode_with_offsets(self, text: str, **kwargs: Any) -> list[TokenSpan]:
         """Each token of ``encode(text, **kwargs)`` with its span in ``text``: code points
-        and UTF-8 bytes; a token holding part of a character is marked ``partial``
-        (seed 000 §5.6). See :func:`tokenforge.analysis.offsets.encode_with_offsets`."""
-        from .analysis.offsets import encode_with_offsets
+        and UTF-8 bytes; a token holding part of a character is marked ``partial``.
+        ``kwargs`` are those of :meth:`encode_full`.
 
-        return encode_with_offsets(self, text, **kwargs)
+        >>> import tokenforge
+        >>> [(s.token, s.start, s.end) for s in tokenforge.get_encoding("gpt2").encode_with_offsets("Hello world")]
+        [('Hello', 0, 5), ('Ġworld', 5, 11)]
+        """
+        _check_text(text)
+        return token_spans(self.encode_full(text, **kwargs), text, self._token_bytes_of)
 
-    def encode_single_token(self, token: str | bytes) -> int:
-        """The id of text (or bytes) that is exactly one token; else UnknownTokenError."""
-        if isinstance(token, str):
-            sp = self._specials.ids.get(token)
-            if sp is not None:
-                return sp
-            token = token.encode("utf-8", "surrogatepass")
-        if not isinstance(token, (bytes, bytearray)):
-            raise EncodeInputError(f"token must be str or bytes, got {type(token).__name__}")
-        r = self._model.ranks.get(bytes(token))
-        if r is None:
-            raise UnknownTokenError(f"{token!r} is not a single token")
-        return r
+    def _token_bytes_of(self, token: str) -> bytes | None:
+        """The exact bytes a token stands for, when it is a byte token; else ``None``."""
+        if len(token) == 6 and token.startswith("<0x") and token.endswith(">") and getattr(self._model, "byte_fallback", False):
+            try:
+                return bytes([int(token[3:5], 16)])
+            except ValueError:
+                return None
+        if isinstance(self._decoder, ByteLevelDecoder):
+            try:
+                return bytelevel.decode_string(token)
+            except KeyError:
+                return None
+        return None
+
+    def _encode_full_one(self, text: str, allowed: frozenset[str], disallowed: frozenset[str]) -> Encoding:
+        _check_text(text)
+        text = _fix_surrogates(text)
+        if disallowed:
+            self._specials.check(text, disallowed)
+        enc = Encoding()
+        for seg, tid, start, end in self._segments(text, allowed):
+            if tid is not None:
+                enc._append(tid, seg, (start, end), 0, self._added_by_id[tid].special, 0)
+                continue
+            nt = NormalizedText(seg)
+            if self._normalizer is not None:
+                nt = self._normalizer.normalize(nt)
+            norm = nt.normalized
+            if not norm:
+                continue
+            parts = self._segments(norm, allowed, normalized=True) if self._has_normalized else [(norm, None, 0, len(norm))]
+            for part, tid, ps, pe in parts:
+                if tid is not None:
+                    os_, oe = nt.original_span(ps, pe)
+                    enc._append(tid, self._added_by_id[tid].content, (start + os_, start + oe), 0,
+                                self._added_by_id[tid].special, 0)
+                    continue
+                for piece in self._pre_tokenize_pieces(part, start == 0 and ps == 0):
+                    for tid2, i, j in self._model.tokenize(piece.text):
+                        ns, ne = piece.span(i, j)
+                        os_, oe = nt.original_span(ps + ns, ps + ne)
+                        enc._append(tid2, self.id_to_token(tid2), (start + os_, start + oe), 0, False, 0)
+        return enc
+
+    def _pre_tokenize_pieces(self, norm: str, first: bool) -> list[Piece]:
+        """Pieces (with spans into ``norm``) of normalized text."""
+        if self._pre is None:
+            return [Piece(norm, 0)]
+        return self._pre.pre_tokenize(norm, first)
 
     # -------------------------------------------------------------- decoding
-    def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """Concatenated bytes of ``ids`` (special tokens as their UTF-8 strings)."""
-        decoder = self._decoder
-        ids = ids if isinstance(ids, (list, tuple)) else list(ids)
-        if self._core is not None:
-            try:
-                return self._core.decode_bytes(ids)
-            except LookupError as exc:
-                pos = exc.args[0]
-                raise UnknownIdError(self._unknown_id_message(ids[pos], pos)) from None
-        try:
-            return b"".join([decoder[i] for i in ids])
-        except (KeyError, TypeError):
-            for pos, i in enumerate(ids):
+    def decode_bytes(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> bytes:
+        """The bytes of ``ids``: for byte-level BPE the tokens' bytes joined (special
+        tokens as their UTF-8 strings), which may end inside a character; for the other
+        families the UTF-8 of :meth:`decode`. Unknown ids raise :class:`UnknownIdError`."""
+        ids = ids if isinstance(ids, list) else list(ids)
+        if skip_special_tokens:
+            ids = self._without_specials(ids)
+        if self.is_byte_level:
+            fast = self._plan.decode_bytes
+            if fast is not None:
                 try:
-                    decoder[i]
-                except (KeyError, TypeError):
-                    raise UnknownIdError(self._unknown_id_message(i, pos)) from None
-            raise
+                    return fast(ids)
+                except LookupError as exc:
+                    pos = exc.args[0]
+                    raise UnknownIdError(self._unknown_id_message(ids[pos], pos)) from None
+            return b"".join(self._token_bytes(i, pos) for pos, i in enumerate(ids))
+        return self.decode(ids, "surrogateescape").encode("utf-8", "surrogateescape")
 
-    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
-        """Decode ``ids`` to text. Bytes that are not valid UTF-8 become U+FFFD
-        under ``errors="replace"`` and raise :class:`DecodeError` under ``"strict"``."""
+    def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
+        """Text of ``ids`` through the decoder. Bytes that are not valid UTF-8 become
+        U+FFFD under ``errors="replace"`` and raise :class:`DecodeError` under
+        ``"strict"``. ``skip_special_tokens=True`` drops special tokens (``[CLS]``,
+        ``</s>``, ``<|endoftext|>``). Unknown ids raise :class:`UnknownIdError`."""
         check_errors(errors)
-        return bytes_to_text(self.decode_bytes(ids), errors)
+        ids = ids if isinstance(ids, list) else list(ids)
+        if self.is_byte_level:
+            return bytes_to_text(self.decode_bytes(ids, skip_special_tokens=skip_special_tokens), errors)
+        tokens = self._tokens_for_decode(ids, skip_special_tokens)
+        if self._decoder is None:
+            return " ".join(tokens)
+        text = self._decoder.decode(tokens)
+        if errors == "strict" and "\ufffd" in text and not any("\ufffd" in t for t in tokens):
+            raise DecodeError("the ids decode to bytes that are not valid UTF-8; use errors='replace' to get U+FFFD")
+        return text
+
+    def decode_batch(
+        self, batch: Iterable[Iterable[int]], errors: str = "replace", *, skip_special_tokens: bool = False
+    ) -> list[str]:
+        """``[decode(ids) for ids in batch]``."""
+        return [self.decode(ids, errors, skip_special_tokens=skip_special_tokens) for ids in batch]
 
     def decode_single_token_bytes(self, token_id: int) -> bytes:
-        try:
-            return self._decoder[token_id]
-        except (KeyError, TypeError):
-            raise UnknownIdError(self._unknown_id_message(token_id, None)) from None
+        """The bytes of one token (byte-level BPE: possibly part of a character)."""
+        return self._token_bytes(token_id, None)
 
     def decode_tokens_bytes(self, ids: Iterable[int]) -> list[bytes]:
-        return [self.decode_single_token_bytes(i) for i in ids]
+        return [self._token_bytes(i, pos) for pos, i in enumerate(ids)]
 
-    def stream_decoder(self, errors: str = "replace") -> StreamDecoder:
-        """A :class:`StreamDecoder` that turns ids into text as they arrive."""
-        return StreamDecoder(self.decode_single_token_bytes, errors)
+    def _token_bytes(self, token_id: int, pos: int | None) -> bytes:
+        t = self._added_by_id.get(token_id) if _is_int(token_id) else None
+        if t is not None:
+            return t.content.encode("utf-8")
+        tok = self._model.id_to_token(token_id) if _is_int(token_id) else None
+        if tok is None:
+            raise UnknownIdError(self._unknown_id_message(token_id, pos))
+        if self.is_byte_level:
+            b = self._token_bytes_of(tok)
+            if b is not None:
+                return b
+        b = self._token_bytes_of(tok)
+        return b if b is not None else self.decode([token_id]).encode("utf-8")
 
-    def decode_stream(self, ids: Iterable[int], errors: str = "replace") -> Iterator[str]:
-        """Yield text chunks for a stream of ids, never splitting a character."""
-        return self.stream_decoder(errors).decode_iter(ids)
+    def stream_decoder(self, errors: str = "replace", *, skip_special_tokens: bool = False) -> StreamDecoder:
+        """A :class:`~tokenforge.decoders.StreamDecoder`: ``step(id)`` returns text as soon
+        as it is final, never half a character; joined with ``finish()`` it is ``decode(ids)``."""
+        if self.is_byte_level:
+            if skip_special_tokens:
+                specials = self._specials.by_id
+
+                def token_bytes(i: int) -> bytes:
+                    return b"" if i in specials else self._token_bytes(i, None)
+
+                return StreamDecoder(token_bytes=token_bytes, errors=errors)
+            return StreamDecoder(token_bytes=self.decode_single_token_bytes, errors=errors)
+        check_errors(errors)
+        return StreamDecoder(decode=lambda ids: self.decode(ids, errors, skip_special_tokens=skip_special_tokens),
+                             errors=errors)
+
+    def decode_stream(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> Iterator[str]:
+        """Yield text chunks for a stream of ids; joined, they equal ``decode(ids)``."""
+        return self.stream_decoder(errors, skip_special_tokens=skip_special_tokens).decode_iter(ids)
+
+    def _without_specials(self, ids: list[int]) -> list[int]:
+        specials = self._specials.by_id
+        return [i for i in ids if not (_is_int(i) and i in specials)]
+
+    def _tokens_for_decode(self, ids: list[int], skip_special_tokens: bool) -> list[str]:
+        tokens = []
+        added = self._added_by_id
+        id_to_token = self._model.id_to_token
+        for pos, i in enumerate(ids):
+            t = added.get(i) if _is_int(i) else None
+            if t is not None:
+                if not (skip_special_tokens and t.special):
+                    tokens.append(t.content)
+                continue
+            tok = id_to_token(i) if _is_int(i) else None
+            if tok is None:
+                raise UnknownIdError(self._unknown_id_message(i, pos))
+            tokens.append(tok)
+        return tokens
 
     def _unknown_id_message(self, token_id: Any, pos: int | None) -> str:
         where = "" if pos is None else f" at position {pos}"
-        if not isinstance(token_id, int) or isinstance(token_id, bool):
-            try:
-                import operator
-
-                operator.index(token_id)
-            except TypeError:
-                return f"token id{where} must be an int, got {type(token_id).__name__} {token_id!r}"
-        return f"unknown token id {token_id!r}{where}: ids of this tokenizer lie in 0..{self.max_token_value}" + (
-            "" if len(self._decoder) == self.n_vocab else " (with holes)"
-        )
+        if not _is_int(token_id):
+            return f"token id{where} must be an int, got {type(token_id).__name__} {token_id!r}"
+        holes = "" if len(self) == self.n_vocab else " (with holes)"
+        return f"unknown token id {token_id!r}{where}: ids of this tokenizer lie in 0..{self.max_token_value}{holes}"
 
     # ------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
-        """The components as plain data; see :mod:`tokenforge.formats.native`."""
+        """The stages as plain data, each in HF tokenizer.json's shape with its ``"type"``
+        (byte-level BPE models in tokenforge's own ``"bpe"`` shape: ids and base64 bytes)."""
         return {
             "name": self._name,
+            "normalizer": None if self._normalizer is None else self._normalizer.to_dict(),
             "pre_tokenizer": None if self._pre is None else self._pre.to_dict(),
             "model": self._model.to_dict(),
-            "special_tokens": dict(sorted(self._specials.ids.items(), key=lambda kv: kv[1])),
-            "decoder": {"type": "byte_level"},
+            "post_processor": None if self._post is None else self._post.to_dict(),
+            "decoder": None if self._decoder is None else self._decoder.to_dict(),
+            "added_tokens": [t.to_dict() for t in self._added],
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Tokenizer":
+    def from_dict(cls, data: Mapping[str, Any], *, name: str | None = None, backend: str = "auto") -> "Tokenizer":
+        """Build from :meth:`to_dict`'s shape (which HF tokenizer.json also has); an
+        unsupported component raises :class:`FileFormatError` naming it and its place."""
+        if not isinstance(data, Mapping) or "model" not in data:
+            raise FileFormatError("a tokenizer document needs a 'model' object")
+
+        def part(key, fn):
+            try:
+                return fn(data.get(key))
+            except FileFormatError as exc:
+                raise FileFormatError(f"{key}: {exc}") from None
+
+        raw_added = data.get("added_tokens") or []
+        if not isinstance(raw_added, list):
+            raise FileFormatError("added_tokens must be a list")
+        added = [part("added_tokens", lambda _d, d=d: AddedToken.from_dict(d)) for d in raw_added]
         return cls(
-            BPE.from_dict(data["model"]),
-            pre_tokenizer=pre_tokenizer_from_dict(data.get("pre_tokenizer")),
-            special_tokens=data.get("special_tokens") or {},
-            name=data.get("name"),
+            part("model", model_from_dict),
+            normalizer=part("normalizer", normalizer_from_dict),
+            pre_tokenizer=part("pre_tokenizer", pre_tokenizer_from_dict),
+            post_processor=part("post_processor", post_processor_from_dict),
+            decoder=part("decoder", decoder_from_dict),
+            added_tokens=added,
+            name=name if name is not None else data.get("name"),
+            backend=backend,
         )
 
     def save(self, path: str, format: str = "tokenforge") -> None:
-        """Write the tokenizer atomically. ``format``: ``"tokenforge"`` (one JSON
-        file), ``"tiktoken"`` (a rank file; pattern and specials are not part of
-        it) or ``"gpt2"`` (``path`` is a directory that gets ``vocab.json`` and
-        ``merges.txt``)."""
+        """Write the tokenizer atomically. ``format``: ``"tokenforge"`` (one JSON file,
+        a sha256 per part), ``"hf"`` (tokenizer.json), ``"tiktoken"`` (a rank file),
+        ``"gpt2"`` (``path`` is a directory that gets ``vocab.json`` and ``merges.txt``),
+        ``"sentencepiece"`` (a ``.model``) or ``"bert_vocab"`` (a ``vocab.txt``). A format
+        that cannot express this tokenizer exactly raises :class:`FileFormatError`."""
         from .formats import save
 
         save(self, path, format=format)
@@ -633,62 +1082,96 @@ class Tokenizer:
             import tiktoken
         except ImportError:
             raise ImportError("to_tiktoken() needs the tiktoken package: pip install tiktoken") from None
-        if self._pre is None:
-            raise FileFormatError("tiktoken always splits text with a pattern; this tokenizer has none")
-        if len(set(self._model.vocab.values())) != len(self._model.vocab):
+        ranks = self.rank_model()
+        if self.pattern is None or self._normalizer is not None:
+            raise FileFormatError("tiktoken runs byte-level BPE with a split pattern; this tokenizer cannot be expressed")
+        if len(set(ranks.vocab.values())) != len(ranks.vocab):
             raise FileFormatError("two ids share the same bytes, which tiktoken's ranks cannot express")
+        if any(not t.special for t in self._added) or self._post is not None:
+            raise FileFormatError("tiktoken has no non-special added tokens or post-processor")
         return tiktoken.Encoding(
             self._name or "tokenforge",
             pat_str=self.pattern,
-            mergeable_ranks=dict(self._model.ranks),
+            mergeable_ranks=dict(ranks.ranks),
             special_tokens=dict(self._specials.ids),
         )
 
     def to_hf(self):
-        """A live HF ``tokenizers.Tokenizer`` giving the same ids (needs ``tokenizers``)."""
-        from .formats.hf_json import to_hf_live
+        """A live HF ``tokenizers.Tokenizer`` giving the same ids (needs ``tokenizers``;
+        components HF cannot express exactly raise :class:`FileFormatError`)."""
+        from .formats import to_hf_live
 
         return to_hf_live(self)
 
     def __reduce__(self):
-        return (
-            _rebuild,
-            (
-                dict(self._model.vocab),
-                self._model.merges,
-                None if self._pre is None else self._pre.to_dict(),
-                dict(self._specials.ids),
-                self._name,
-                self._backend,
-            ),
-        )
-
-    def __repr__(self) -> str:
-        pat = None if self._pre is None else (self._pre.name or "custom")
-        return (
-            f"<Tokenizer {self._name or 'unnamed'!r}: {len(self)} tokens, "
-            f"{len(self._specials)} special, pattern={pat!r}>"
-        )
+        return (_rebuild, (self.to_dict(), self._name, self._backend))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tokenizer):
             return NotImplemented
-        return (
-            self._decoder == other._decoder
-            and self._pre == other._pre
-            and self._specials.ids == other._specials.ids
-        )
+        return self.to_dict() | {"name": None} == other.to_dict() | {"name": None}
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __repr__(self) -> str:
+        return (
+            f"<Tokenizer {self._name or 'unnamed'!r}: {type(self._model).__name__}, {len(self)} tokens, "
+            f"{len(self._specials)} special, plan={self._plan.describe()!r}>"
+        )
 
-def _rebuild(vocab, merges, pre, specials, name, backend="auto") -> Tokenizer:
-    return Tokenizer(
-        BPE(vocab, merges), pre_tokenizer=pre_tokenizer_from_dict(pre), special_tokens=specials, name=name, backend=backend
-    )
+
+_UNSET: Any = object()
+_NOTHING: frozenset[str] = frozenset()
+_EMPTY_POLICY = (frozenset, set, tuple, list)
+
+
+def _model_max_id(model: Any) -> int:
+    if isinstance(model, BPE):
+        return model.max_id()
+    ids = model.get_vocab().values()
+    return max(ids) if ids else -1
+
+
+def _rebuild(data, name, backend="auto") -> Tokenizer:
+    return Tokenizer.from_dict(data, name=name, backend=backend)
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+_WORD = regex.compile(r"\w")
+
+
+def _is_word(ch: str) -> bool:
+    return bool(_WORD.match(ch))
+
+
+_ADDED_CACHE: dict[tuple[str, ...], Any] = {}
+
+
+def _added_regex(contents: tuple[str, ...]):
+    pat = _ADDED_CACHE.get(contents)
+    if pat is None:
+        ordered = sorted(set(contents), key=lambda c: (-len(c), c))
+        pat = regex.compile("(?P<tok>" + "|".join(regex.escape(c) for c in ordered) + ")")
+        if len(_ADDED_CACHE) > 64:
+            _ADDED_CACHE.clear()
+        _ADDED_CACHE[contents] = pat
+    return pat
 
 
 def _check_text(text: object) -> None:
     if not isinstance(text, str):
         hint = " (decode bytes to str first)" if isinstance(text, (bytes, bytearray)) else ""
         raise EncodeInputError(f"encode expects str, got {type(text).__name__}{hint}")
+
+
+def _fix_surrogates(text: str) -> str:
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")

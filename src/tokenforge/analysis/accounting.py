@@ -28,6 +28,8 @@ tied, 2 × rows × d when untied (seed 000 §4.2).
 
 from __future__ import annotations
 
+from ..models.bpe import BPE
+
 import argparse
 import json
 from dataclasses import dataclass
@@ -143,12 +145,12 @@ class Accounting:
 
 
 def vocab_accounting(tokenizer: Any, *, pad_to: int = 1, d_model: int | None = None, tied: bool = True) -> Accounting:
-    """Count the five vocab sizes of a :class:`~tokenforge.Tokenizer` or :class:`~tokenforge.Pipeline`.
+    """Count the five vocab sizes of a :class:`~tokenforge.Tokenizer`.
 
-    For a byte-level tokenizer, mergeable tokens are ``mergeable_ranks`` and
-    specials are ``special_tokens``. For a pipeline, specials are the special
-    added tokens plus the model's unknown token; every other id is ordinary
-    (non-special added tokens included, and counted separately as
+    For byte-level BPE by rank, mergeable tokens are the model's ranks and
+    specials are ``special_tokens``. For the other families, specials are the
+    special added tokens plus the model's unknown token; every other id is
+    ordinary (non-special added tokens included, and counted separately as
     ``added_ordinary``).
 
     >>> import tokenforge
@@ -161,15 +163,15 @@ def vocab_accounting(tokenizer: Any, *, pad_to: int = 1, d_model: int | None = N
     if d_model is not None and d_model < 1:
         raise ValueError(f"d_model must be at least 1, not {d_model}")
     name = getattr(tokenizer, "name", None)
-    if hasattr(tokenizer, "mergeable_ranks"):
+    if isinstance(tokenizer.model, BPE):
         kind = "byte-level BPE"
         model_ids = set(tokenizer.model.vocab)
         special_ids = set(tokenizer.special_tokens.values())
         ids = model_ids | special_ids
         mergeable = len(model_ids - special_ids)
         added_ordinary = 0
-    elif hasattr(tokenizer, "get_vocab") and hasattr(tokenizer, "added_tokens"):
-        kind = f"{type(tokenizer.model).__name__} pipeline"
+    else:
+        kind = f"{type(tokenizer.model).__name__}"
         ids = set(tokenizer.get_vocab().values())
         special_ids = {t.id for t in tokenizer.added_tokens if t.special}
         unk = getattr(tokenizer.model, "unk_id", None)
@@ -177,8 +179,6 @@ def vocab_accounting(tokenizer: Any, *, pad_to: int = 1, d_model: int | None = N
             special_ids.add(unk)
         mergeable = len(ids - special_ids)
         added_ordinary = len({t.id for t in tokenizer.added_tokens if not t.special} - special_ids)
-    else:
-        raise TypeError(f"cannot count the vocabulary of {type(tokenizer).__name__}: expected a Tokenizer or Pipeline")
     id_space = max(ids) + 1 if ids else 0
     missing = tuple(i for i in range(id_space) if i not in ids) if len(ids) != id_space else ()
     return Accounting(

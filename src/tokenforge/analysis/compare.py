@@ -166,7 +166,7 @@ def resolve_tokenizer(spec: Any) -> tuple[str, Any]:
             raise TypeError(f"a tokenizer spec is a name, a path or a tokenizer, not {type(spec).__name__}")
         return (getattr(spec, "name", None) or type(spec).__name__), spec
     from ..encodings import ENCODINGS, get_encoding
-    from ..formats import load
+    from ..io import load
 
     s = os.fspath(spec)
     if s in ENCODINGS:

@@ -29,6 +29,8 @@ Two demonstrations of seed 000 §5:
 
 from __future__ import annotations
 
+from ..models.bpe import BPE
+
 import argparse
 import heapq
 import json
@@ -130,7 +132,7 @@ def token_bytes(tokenizer: Any, token_id: int) -> bytes:
     >>> token_bytes(tokenforge.get_encoding("gpt2"), 995)
     b' world'
     """
-    if isinstance(tokenizer, Tokenizer):
+    if isinstance(tokenizer.model, BPE):
         return tokenizer.decode_single_token_bytes(token_id)
     tok = tokenizer.id_to_token(token_id)
     model = tokenizer.model
@@ -344,7 +346,7 @@ def explain(tokenizer: Any, text: str) -> Explanation:
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, got {type(text).__name__}")
-    if isinstance(tokenizer, Tokenizer):
+    if isinstance(tokenizer.model, BPE):
         ex = _explain_byte_level(tokenizer, text)
     else:
         ex = _explain_pipeline(tokenizer, text)
@@ -459,7 +461,7 @@ def _resolve(spec: Any) -> tuple[str, Tokenizer | None, Any]:
             return spec, tok, tok.pre_tokenizer
         if spec in PATTERNS:
             return f"{spec} (split pattern only; no ranks shipped)", None, RegexSplit(spec)
-        from ..formats import load
+        from ..io import load
 
         tok = load(spec)
         return spec, tok, tok.pre_tokenizer
@@ -482,7 +484,7 @@ def number_splits(text: str = NUMBERS_TEXT, encodings: Iterable[Any] = NUMBER_EN
     rows = []
     for spec in encodings:
         label, tok, pre = _resolve(spec)
-        if isinstance(tok, Tokenizer) or tok is None:
+        if tok is None or isinstance(tok.model, BPE):
             pieces = pre.split(text) if pre is not None else [text]
         else:
             pieces = [p.text for p in explain(tok, text).pieces]

@@ -42,6 +42,8 @@ With tied weights, write the result into the one shared matrix.
 
 from __future__ import annotations
 
+from ..models.bpe import BPE
+
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -163,7 +165,6 @@ def extend(
     >>> new.encode("<|tool_call|>", allowed_special="all")
     [100277]
     """
-    from ..pipeline import Pipeline
     from ..tokenizer import Tokenizer
 
     if kind not in ("special", "lexical"):
@@ -178,12 +179,10 @@ def extend(
         if t in seen:
             raise ExtensionError(f"{t!r} is listed twice")
         seen.add(t)
-    if isinstance(tokenizer, Tokenizer):
+    if isinstance(tokenizer.model, BPE):
         new, report = _extend_tokenizer(tokenizer, tokens, kind, reuse_holes)
-    elif isinstance(tokenizer, Pipeline):
-        new, report = _extend_pipeline(tokenizer, tokens, kind, reuse_holes)
     else:
-        raise TypeError(f"extend takes a tokenforge Tokenizer or Pipeline, got {type(tokenizer).__name__}")
+        new, report = _extend_pipeline(tokenizer, tokens, kind, reuse_holes)
     regression_report(tokenizer, new, test_texts, into=report)
     return new, report
 
@@ -260,7 +259,7 @@ def _extend_tokenizer(tok: Any, tokens: list[str], kind: str, reuse_holes: bool)
 
 
 def _extend_pipeline(pipe: Any, tokens: list[str], kind: str, reuse_holes: bool):
-    from ..pipeline import AddedToken, Pipeline
+    from ..tokenizer import AddedToken, Tokenizer
 
     vocab = pipe.get_vocab()
     ids = _id_source(set(vocab.values()), reuse_holes)
@@ -272,7 +271,7 @@ def _extend_pipeline(pipe: Any, tokens: list[str], kind: str, reuse_holes: bool)
         i = next(ids)
         added.append(AddedToken(t, i, special=(kind == "special"), normalized=(kind != "special")))
         report.added[t] = i
-    new = Pipeline(
+    new = Tokenizer(
         pipe.model,
         normalizer=pipe.normalizer,
         pre_tokenizer=pipe.pre_tokenizer,
@@ -287,7 +286,7 @@ def _extend_pipeline(pipe: Any, tokens: list[str], kind: str, reuse_holes: bool)
 def _old_id_map(tok: Any) -> dict[int, Any]:
     from ..tokenizer import Tokenizer
 
-    if isinstance(tok, Tokenizer):
+    if isinstance(tok.model, BPE):
         out: dict[int, Any] = dict(tok.model.vocab)
         for s, i in tok.special_tokens.items():
             out[i] = s
@@ -357,10 +356,10 @@ def init_embeddings(
     input array is not modified.
 
     >>> import numpy as np, tokenforge
-    >>> from tokenforge.pipeline import Pipeline
+    >>> from tokenforge import Tokenizer
     >>> from tokenforge.models.wordlevel import WordLevel
     >>> from tokenforge.pretokenizers import WhitespaceSplit
-    >>> tok = Pipeline(WordLevel({"tool": 0, "[UNK]": 1, "call": 2}), pre_tokenizer=WhitespaceSplit())
+    >>> tok = Tokenizer(WordLevel({"tool": 0, "[UNK]": 1, "call": 2}), pre_tokenizer=WhitespaceSplit())
     >>> E = np.arange(12, dtype=np.float64).reshape(3, 4)
     >>> init_embeddings(E, tok, ["<|tool_call|>"], {"<|tool_call|>": "tool call"})[3].tolist()
     [4.0, 5.0, 6.0, 7.0]
@@ -382,10 +381,9 @@ def init_embeddings(
     dtype = old.dtype if np.issubdtype(old.dtype, np.floating) else np.float64
     out = np.zeros((size, dim), dtype=dtype)
     out[:rows] = old
-    from ..pipeline import Pipeline
 
     # the post-processor's [CLS]/[SEP] are not part of any token's surface
-    extra = {"add_special_tokens": False} if isinstance(tokenizer_old, Pipeline) else {}
+    extra = {"add_special_tokens": False}
     taken = set(_old_id_map(tokenizer_old))
     for t, i in targets.items():
         source = descriptions.get(t, t)

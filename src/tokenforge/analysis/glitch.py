@@ -59,6 +59,8 @@ equals ``t``. A token is classified as:
 
 from __future__ import annotations
 
+from ..models.bpe import BPE
+
 import argparse
 import json
 import math
@@ -369,7 +371,7 @@ def reachability(
     >>> [(t.status, t.reason) for t in rep.tokens.values()]
     [('unreachable', 'impossible_bytes'), ('reachable', 'whole_piece')]
     """
-    if not isinstance(tokenizer, Tokenizer):
+    if not isinstance(tokenizer.model, BPE):
         raise TypeError("reachability needs a byte-level BPE tokenizer (tokenforge.Tokenizer)")
     vocab = tokenizer.model.vocab
     todo = sorted(vocab) if ids is None else sorted(set(ids))
@@ -487,7 +489,7 @@ def _band(i: int) -> int:
 
 
 def _ordinary_ids(tokenizer: Any) -> list[int]:
-    if isinstance(tokenizer, Tokenizer):
+    if isinstance(tokenizer.model, BPE):
         return sorted(tokenizer.model.vocab)
     specials = set(tokenizer.special_tokens.values())
     added = {t.id for t in getattr(tokenizer, "added_tokens", ())}
@@ -523,7 +525,7 @@ def find_glitch_tokens(
         corpus_texts = [corpus_texts]
     counts: Counter = Counter()
     texts = list(corpus_texts)
-    if isinstance(tokenizer, Tokenizer):
+    if isinstance(tokenizer.model, BPE):
         for ids in tokenizer.encode_ordinary_batch(texts):
             counts.update(ids)
     else:
@@ -556,10 +558,10 @@ def find_glitch_tokens(
             cands.append((_poisson_log_cdf(c, lam[i]), i))
     cands.sort()
     reach: dict[int, TokenReach] = {}
-    if check_reach and isinstance(tokenizer, Tokenizer):
+    if check_reach and isinstance(tokenizer.model, BPE):
         reach = reachability(tokenizer, ids=[i for _, i in cands]).tokens
     out = []
-    is_bl = isinstance(tokenizer, Tokenizer)
+    is_bl = isinstance(tokenizer.model, BPE)
     for lp, i in cands:
         out.append(
             GlitchCandidate(
@@ -607,7 +609,7 @@ def _cmd_glitch(args: argparse.Namespace) -> int:
         out["corpus"] = d
         lines.append(rep.render(args.top))
     if args.unreachable or not texts:
-        if not isinstance(tok, Tokenizer):
+        if not isinstance(tok.model, BPE):
             from ..errors import TokenforgeError
 
             raise TokenforgeError("--unreachable needs a byte-level BPE tokenizer")

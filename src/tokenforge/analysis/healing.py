@@ -25,6 +25,8 @@ prefixes of it followed by one that starts with the rest.
 
 from __future__ import annotations
 
+from ..models.bpe import BPE
+
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -73,7 +75,7 @@ class TokenIndex:
     """The vocabulary's token bytes sorted, for "which tokens start with these bytes" queries."""
 
     def __init__(self, tokenizer: Any) -> None:
-        if isinstance(tokenizer, Tokenizer):
+        if isinstance(tokenizer.model, BPE):
             items = [(b, i) for i, b in tokenizer.model.vocab.items()]
         else:
             specials = set(tokenizer.special_tokens.values())

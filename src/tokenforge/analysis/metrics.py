@@ -244,9 +244,9 @@ def unk_id(tokenizer: Any) -> int | None:
 def token_ids(tokenizer: Any, text: str) -> list[int]:
     """Ids of ``text`` without added sequence tokens, special-token strings read as text.
 
-    Both :class:`tokenforge.Tokenizer` and :class:`tokenforge.Pipeline` are
-    run through ``encode_ordinary`` (no post-processor, so no ``[CLS]``/``<s>``);
-    any other object with an ``encode(text)`` method is called as is.
+    A :class:`tokenforge.Tokenizer` is run through ``encode_ordinary`` (no
+    post-processor, so no ``[CLS]``/``<s>``); any other object with an
+    ``encode(text)`` method (a tiktoken ``Encoding``, for comparison) is called as is.
     """
     if hasattr(tokenizer, "encode_ordinary"):
         return list(tokenizer.encode_ordinary(text))

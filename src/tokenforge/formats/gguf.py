@@ -90,7 +90,6 @@ from .._io import read_bytes
 from ..errors import FileFormatError, TokenforgeError, TokenizerFileNotFoundError
 
 if TYPE_CHECKING:
-    from ..pipeline import Pipeline
     from ..tokenizer import Tokenizer
 
 __all__ = [
@@ -619,7 +618,7 @@ def _type_name(h: GGUFHeader, key: str) -> str:
 # -- building the tokenizer --------------------------------------------------------
 
 
-def tokenizer_from_gguf(header: GGUFHeader, *, name: str | None = None) -> Tokenizer | Pipeline:
+def tokenizer_from_gguf(header: GGUFHeader, *, name: str | None = None) -> Tokenizer:
     """The tokenizer described by the ``tokenizer.ggml.*`` metadata of ``header``
     (see the module docstring for what each ``tokenizer.ggml.model`` gives)."""
     m = _Meta(header)
@@ -653,7 +652,7 @@ def tokenizer_from_gguf(header: GGUFHeader, *, name: str | None = None) -> Token
     )
 
 
-def _sentencepiece(m: _Meta, model: str, tokens: list[str], types: list[int], name: str | None) -> Pipeline:
+def _sentencepiece(m: _Meta, model: str, tokens: list[str], types: list[int], name: str | None) -> Tokenizer:
     from .. import presets
     from .sentencepiece import ModelType, NormalizerSpec, build_model_proto
 
@@ -730,10 +729,10 @@ def _pre_rule(m: _Meta) -> tuple[str, PreTokenizerRule]:
     return pre, rule
 
 
-def _byte_level(m: _Meta, model: str, tokens: list[str], types: list[int], name: str | None) -> Tokenizer | Pipeline:
+def _byte_level(m: _Meta, model: str, tokens: list[str], types: list[int], name: str | None) -> Tokenizer:
     from .. import decoders, pretokenizers
     from ..models.bpe import PieceBPE
-    from ..pipeline import AddedToken, Pipeline
+    from ..tokenizer import AddedToken, Tokenizer
 
     n = len(tokens)
     _, rule = _pre_rule(m)
@@ -762,12 +761,6 @@ def _byte_level(m: _Meta, model: str, tokens: list[str], types: list[int], name:
     specials = {tokens[i]: i for i, t in enumerate(types) if t in (_CONTROL, _UNKNOWN) and vocab[tokens[i]] == i}
     user = {tokens[i]: i for i, t in enumerate(types) if t == _USER_DEFINED and vocab[tokens[i]] == i}
 
-    # The fast form: one regex, nothing to add, merges ranked by id, every ordinary token bytes.
-    if len(rule.regexes) == 1 and not user and not add_bos and not add_eos and rule.hf is None:
-        fast = _fast_tokenizer(tokens, specials, pairs, vocab, rule, name)
-        if fast is not None:
-            return fast
-
     if rule.hf == "falcon":
         pre_tok: Any = pretokenizers.Sequence([
             pretokenizers.Punctuation("contiguous"),
@@ -787,53 +780,8 @@ def _byte_level(m: _Meta, model: str, tokens: list[str], types: list[int], name:
     post = None
     if add_bos or add_eos:
         post = _template(tokens, bos if add_bos else None, eos if add_eos else None)
-    return Pipeline(model, pre_tokenizer=pre_tok, post_processor=post, decoder=decoders.ByteLevel(),
+    return Tokenizer(model, pre_tokenizer=pre_tok, post_processor=post, decoder=decoders.ByteLevel(),
                     added_tokens=added, name=name)
-
-
-def _fast_tokenizer(tokens, specials, pairs, vocab, rule, name):
-    """A :class:`~tokenforge.Tokenizer` when it gives the same ids as the merges:
-    every merge makes a larger id than the one before (ids are ranks) and every
-    ordinary token is in GPT-2's byte alphabet with all 256 bytes present."""
-    from .. import bytelevel
-    from ..models.bpe import BPE
-    from ..tokenizer import Tokenizer
-
-    last = -1
-    for a, b in pairs:
-        i = vocab[a + b]
-        if i <= last:
-            return None
-        last = i
-    model_vocab: dict[int, bytes] = {}
-    as_bytes: dict[str, bytes] = {}
-    for i, t in enumerate(tokens):
-        if t in specials and specials[t] == i:
-            continue
-        try:
-            model_vocab[i] = as_bytes[t] = bytelevel.decode_string(t)
-        except KeyError:
-            return None
-    try:
-        model = BPE(model_vocab, [(as_bytes[a], as_bytes[b]) for a, b in pairs])
-    except (FileFormatError, KeyError):
-        return None
-    if not rule.ignore_merges and not _whole_tokens_are_merges(model):
-        return None
-    return Tokenizer(model, pre_tokenizer=rule.regexes[0], special_tokens=specials, name=name)
-
-
-def _whole_tokens_are_merges(model) -> bool:
-    """Does each merge's result come out of merging its own bytes? Then looking a
-    piece up whole (what :class:`~tokenforge.Tokenizer` does first) never gives
-    a different token than merging it (HF's BPE without ``ignore_merges``)."""
-    from ..models.bpe import bpe_merge_bytes
-
-    ranks = dict(model.ranks)
-    for a, b in model.merges or ():
-        if len(a) + len(b) > 2 and bpe_merge_bytes(ranks, a + b) != [a + b]:
-            return False
-    return True
 
 
 def _template(tokens: Sequence[str], bos: int | None, eos: int | None):
@@ -868,7 +816,7 @@ def _unphantom(token: str) -> str:
     return "##" + token
 
 
-def _wordpiece(m: _Meta, model: str, tokens: list[str], types: list[int], name: str | None) -> Pipeline:
+def _wordpiece(m: _Meta, model: str, tokens: list[str], types: list[int], name: str | None) -> Tokenizer:
     from .. import presets
 
     n = len(tokens)
@@ -902,7 +850,7 @@ def _wordpiece(m: _Meta, model: str, tokens: list[str], types: list[int], name: 
         raise m.fail(str(exc)) from None
 
 
-def load_gguf(path: str | os.PathLike | bytes, *, name: str | None = None) -> Tokenizer | Pipeline:
+def load_gguf(path: str | os.PathLike | bytes, *, name: str | None = None) -> Tokenizer:
     """Open the tokenizer of a GGUF file (a path, or the file's bytes).
 
     Byte-level BPE vocabularies with a single split regex give a

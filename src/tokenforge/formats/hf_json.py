@@ -1,23 +1,17 @@
-"""HF ``tokenizer.json``: read it into the fastest exact tokenforge object, write it back.
+"""HF ``tokenizer.json``: write a tokenizer in HF's shape.
 
-Reading. Every component HF tokenizers defines for the pipeline families is
-read by :meth:`tokenforge.pipeline.Pipeline.from_dict`. A file that is plain
-byte-level BPE (no normalizer; the GPT-2 byte-level pre-tokenizer, alone or
-after one regex ``Split``; a BPE model whose merge order agrees with its ids;
-specials only as added tokens) becomes a :class:`~tokenforge.Tokenizer`
-instead, which encodes with the native core. That shortcut is taken only
-when it is exact: HF merges pairs by merge priority, tiktoken-style BPE by the
-rank of the merged token, and the two agree when every merge makes a distinct
-token and merge ``k`` makes a token whose id grows with ``k``; the whole-piece
-lookup of rank BPE also needs every multi-byte token to be made by a merge,
-unless the file sets ``ignore_merges`` (as Llama 3 does).
+Reading needs no code here: a ``tokenizer.json`` already is the shape of
+:meth:`tokenforge.Tokenizer.to_dict`, read by :meth:`~tokenforge.Tokenizer.from_dict`
+(every normalizer, pre-tokenizer, model, post-processor and decoder HF defines
+for these families). Whether a byte-level file then runs on the native rank
+merge is decided by :mod:`tokenforge._plans`.
 
-Writing. ``to_hf_dict`` gives the document for a ``Tokenizer`` (its merges,
-derived from the ranks when the model has none) or for a ``Pipeline`` whose
-every component exists in HF tokenizers; a component that HF cannot express
-exactly (SentencePiece's own normalizer and decoder, sentencepiece-scored BPE,
-Unigram with sentencepiece piece types) raises :class:`FileFormatError`
-naming it.
+Writing. ``to_hf_dict`` gives the document for a byte-level BPE tokenizer by
+rank (its merges, derived from the ranks when the model has none, with HF's
+byte-level components) or for any tokenizer whose every component exists in
+HF tokenizers; a component that HF cannot express exactly (SentencePiece's
+own normalizer and decoder, sentencepiece-scored BPE, Unigram with
+sentencepiece piece types) raises :class:`FileFormatError` naming it.
 """
 
 from __future__ import annotations
@@ -31,95 +25,7 @@ from .._io import atomic_write
 from ..errors import FileFormatError
 
 if TYPE_CHECKING:
-    from ..pipeline import Pipeline
     from ..tokenizer import Tokenizer
-
-
-def _byte_level_pattern(pre: Any) -> str | None:
-    """The split regex of a pure byte-level pre-tokenizer, else ``None``."""
-    from ..pretokenizers import GPT2_ORIGINAL_PATTERN
-
-    if not isinstance(pre, dict):
-        return None
-    kind = pre.get("type")
-    if kind == "ByteLevel" and pre.get("use_regex", True) and not pre.get("add_prefix_space", True):
-        return GPT2_ORIGINAL_PATTERN
-    if kind == "Sequence":
-        items = pre.get("pretokenizers") or []
-        if (
-            len(items) == 2
-            and items[0].get("type") == "Split"
-            and "Regex" in (items[0].get("pattern") or {})
-            and items[0].get("behavior") == "Isolated"
-            and not items[0].get("invert", False)
-            and items[1].get("type") == "ByteLevel"
-            and not items[1].get("add_prefix_space", True)
-            and not items[1].get("use_regex", True)
-        ):
-            return items[0]["pattern"]["Regex"]
-    return None
-
-
-def fast_tokenizer_from_hf(data: dict, name: str | None = None) -> "Tokenizer | None":
-    """A native byte-level :class:`~tokenforge.Tokenizer` equal to the HF document, or
-    ``None`` when the document is not plain byte-level BPE (see the module docstring)."""
-    from ..models.bpe import BPE
-    from ..tokenizer import Tokenizer
-
-    model = data.get("model") or {}
-    if data.get("normalizer") is not None or model.get("type", "BPE") != "BPE" or "merges" not in model:
-        return None
-    if any(model.get(k) for k in ("dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "byte_fallback")):
-        return None
-    decoder = data.get("decoder")
-    if not (isinstance(decoder, dict) and decoder.get("type") == "ByteLevel"):
-        return None
-    post = data.get("post_processor")
-    if post is not None and post.get("type") not in ("ByteLevel",):
-        return None
-    pattern = _byte_level_pattern(data.get("pre_tokenizer"))
-    if pattern is None:
-        return None
-    added = data.get("added_tokens") or []
-    if any(a.get("lstrip") or a.get("rstrip") or a.get("single_word") or not a.get("special") for a in added):
-        return None
-    specials = {a["content"]: a["id"] for a in added}
-    vocab: dict[int, bytes] = {}
-    for tok, i in model["vocab"].items():
-        if tok in specials:
-            continue
-        try:
-            vocab[i] = bytelevel.decode_string(tok)
-        except KeyError:
-            return None
-    ranks: dict[bytes, int] = {}
-    for i, b in vocab.items():
-        if b in ranks:
-            return None
-        ranks[b] = i
-    merges = []
-    last = -1
-    made: set[bytes] = set()
-    for m in model["merges"]:
-        a, b = m.split(" ", 1) if isinstance(m, str) else m
-        try:
-            left, right = bytelevel.decode_string(a), bytelevel.decode_string(b)
-        except KeyError:
-            return None
-        r = ranks.get(left + right)
-        if r is None or r <= last or left not in ranks or right not in ranks:
-            return None
-        last = r
-        made.add(left + right)
-        merges.append((left, right))
-    if not model.get("ignore_merges", False) and any(len(t) > 1 and t not in made for t in ranks):
-        return None
-    if len([t for t in ranks if len(t) == 1]) != 256:
-        return None
-    try:
-        return Tokenizer(BPE(vocab, merges), pre_tokenizer=pattern, special_tokens=specials, name=name)
-    except FileFormatError:
-        return None
 
 
 def onig_pattern(pattern: str) -> str:
@@ -220,21 +126,25 @@ def _check_hf(section: str, d: Any, where: str) -> None:
         )
 
 
-def pipeline_to_hf_dict(p: "Pipeline") -> dict[str, Any]:
+def pipeline_to_hf_dict(p: "Tokenizer") -> dict[str, Any]:
     """HF's document for a :class:`~tokenforge.pipeline.Pipeline` whose components all exist in HF."""
-    data = p.to_dict()
+    data = dict(p.to_dict())
+    data.pop("name", None)
+    data = {"version": "1.0", "truncation": None, "padding": None, **data}
     for section in ("normalizer", "pre_tokenizer", "post_processor", "decoder", "model"):
         _check_hf(section, data[section], section)
     return data
 
 
-def to_hf_dict(tok: "Tokenizer | Pipeline") -> dict[str, Any]:
-    from ..pipeline import Pipeline
+def to_hf_dict(tok: "Tokenizer") -> dict[str, Any]:
+    """HF's document for ``tok``: byte-level BPE by rank is written with HF's byte-level
+    components; every other tokenizer as its stages, which must all exist in HF."""
+    from ..models.bpe import BPE
 
-    return pipeline_to_hf_dict(tok) if isinstance(tok, Pipeline) else tokenizer_to_hf_dict(tok)
+    return tokenizer_to_hf_dict(tok) if isinstance(tok.model, BPE) else pipeline_to_hf_dict(tok)
 
 
-def to_hf_live(tok: "Tokenizer | Pipeline"):
+def to_hf_live(tok: "Tokenizer"):
     """A live ``tokenizers.Tokenizer`` for ``tok`` (the package must be installed)."""
     try:
         from tokenizers import Tokenizer as HFTokenizer
@@ -243,7 +153,7 @@ def to_hf_live(tok: "Tokenizer | Pipeline"):
     return HFTokenizer.from_str(json.dumps(to_hf_dict(tok), ensure_ascii=False))
 
 
-def save_hf(tok: "Tokenizer | Pipeline", path: str | os.PathLike) -> None:
+def save_hf(tok: "Tokenizer", path: str | os.PathLike) -> None:
     """Write ``tokenizer.json`` atomically (``path`` may be a directory)."""
     text = json.dumps(to_hf_dict(tok), ensure_ascii=False, indent=2) + "\n"
     if os.path.isdir(path):

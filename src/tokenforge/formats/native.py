@@ -1,23 +1,28 @@
 """The native tokenforge file: one JSON document that defines the ids.
 
-Seed 000 §5.8: the vocab alone does not define a tokenizer; the normalizer,
-split pattern, merges, specials and decoder together do. So all of them live
-in one file, each part with a sha256 of its canonical JSON form::
+The vocabulary alone does not define a tokenizer; the normalizer, split
+pattern, merges, specials and decoder together do. So all of them live in
+one file, each part with a sha256 of its canonical JSON form::
 
     {
-      "format_version": 1,
+      "format_version": 2,
       "name": ...,
+      "normalizer": null,
       "pre_tokenizer": {"type": "regex", "name": "gpt2", "pattern": "..."},
       "model": {"type": "bpe", "vocab": [[id, base64], ...], "merges": [[id, id], ...]},
-      "special_tokens": {"<|endoftext|>": 256},
-      "decoder": {"type": "byte_level"},
-      "sha256": {"pre_tokenizer": "...", "model": "...", "special_tokens": "...", "decoder": "..."}
+      "post_processor": null,
+      "decoder": {"type": "ByteLevel", ...},
+      "added_tokens": [{"id": 256, "content": "<|endoftext|>", "special": true, ...}],
+      "sha256": {"normalizer": "...", "pre_tokenizer": "...", ...}
     }
 
-A :class:`~tokenforge.pipeline.Pipeline` (WordPiece, Unigram, SentencePiece
-BPE) is stored the same way with ``"kind": "pipeline"`` and the parts
-``normalizer``, ``pre_tokenizer``, ``model``, ``post_processor``, ``decoder``
-and ``added_tokens``, each in HF tokenizer.json's shape.
+Every part is the ``to_dict()`` of one stage (HF tokenizer.json's shapes,
+plus tokenforge's byte-level ``"bpe"`` model and ``"regex"`` split), so one
+schema serves every model family.
+
+Version 1 files (written before version 2) still load: a byte-level file's
+``special_tokens`` become added tokens and its ``byte_level`` decoder the
+``ByteLevel`` decoder; a ``"kind": "pipeline"`` file already had the parts.
 
 Output is deterministic: the same tokenizer always gives the same bytes.
 A hash mismatch on load names the part that was changed.
@@ -33,13 +38,41 @@ from typing import Any
 from .._io import atomic_write, read_text
 from ..errors import FileFormatError
 
-FORMAT_VERSION = 1
-PARTS = ("pre_tokenizer", "model", "special_tokens", "decoder")
-PIPELINE_PARTS = ("normalizer", "pre_tokenizer", "model", "post_processor", "decoder", "added_tokens")
+FORMAT_VERSION = 2
+PARTS = ("normalizer", "pre_tokenizer", "model", "post_processor", "decoder", "added_tokens")
+#: The parts of version 1 files: byte-level BPE, and ``"kind": "pipeline"`` files.
+V1_PARTS = ("pre_tokenizer", "model", "special_tokens", "decoder")
+V1_PIPELINE_PARTS = PARTS
 
 
 def _parts(doc: dict[str, Any]) -> tuple[str, ...]:
-    return PIPELINE_PARTS if doc.get("kind") == "pipeline" else PARTS
+    if doc.get("format_version") == 1:
+        return V1_PIPELINE_PARTS if doc.get("kind") == "pipeline" else V1_PARTS
+    return PARTS
+
+
+def _upgrade_v1(doc: dict[str, Any]) -> dict[str, Any]:
+    """A version 1 document in version 2's shape."""
+    if doc.get("kind") == "pipeline":
+        return {k: v for k, v in doc.items() if k != "kind"}
+    specials = doc.get("special_tokens") or {}
+    decoder = doc.get("decoder")
+    if isinstance(decoder, dict) and decoder.get("type") == "byte_level":
+        decoder = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+    return {
+        "format_version": FORMAT_VERSION,
+        "name": doc.get("name"),
+        "normalizer": None,
+        "pre_tokenizer": doc.get("pre_tokenizer"),
+        "model": doc.get("model"),
+        "post_processor": None,
+        "decoder": decoder,
+        "added_tokens": [
+            {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+             "normalized": False, "special": True}
+            for t, i in sorted(specials.items(), key=lambda kv: kv[1])
+        ],
+    }
 
 
 def canonical(obj: Any) -> str:
@@ -53,9 +86,7 @@ def part_hash(obj: Any) -> str:
 def dumps(data: dict[str, Any]) -> str:
     """Serialize ``Tokenizer.to_dict()`` output as the native document."""
     doc: dict[str, Any] = {"format_version": FORMAT_VERSION, "name": data.get("name")}
-    if data.get("kind") == "pipeline":
-        doc["kind"] = "pipeline"
-    parts = _parts(data)
+    parts = PARTS
     for part in parts:
         doc[part] = data[part]
     doc["sha256"] = {part: part_hash(data[part]) for part in parts}
@@ -104,9 +135,9 @@ def loads(text: str, path: object = "<native>") -> dict[str, Any]:
         if isinstance(doc, dict) and "model" in doc and ("added_tokens" in doc or "normalizer" in doc):
             hint = " (it looks like an HF tokenizer.json: load it with tokenforge.load, which detects it)"
         raise FileFormatError(f"a JSON file without 'format_version': not a tokenforge file{hint}", path=path)
-    if doc["format_version"] != FORMAT_VERSION:
+    if doc["format_version"] not in (1, FORMAT_VERSION):
         raise FileFormatError(
-            f"format_version {doc['format_version']!r} is not supported (this tokenforge reads {FORMAT_VERSION})",
+            f"format_version {doc['format_version']!r} is not supported (this tokenforge reads 1 and {FORMAT_VERSION})",
             path=path,
         )
     hashes = doc.get("sha256")
@@ -121,7 +152,7 @@ def loads(text: str, path: object = "<native>") -> dict[str, Any]:
                 f"(expected {hashes.get(part)}, computed {part_hash(doc[part])})",
                 path=path,
             )
-    return doc
+    return _upgrade_v1(doc) if doc["format_version"] == 1 else doc
 
 
 def save_native(data: dict[str, Any], path: str | os.PathLike) -> None:

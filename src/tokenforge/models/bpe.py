@@ -35,6 +35,7 @@ from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 from .. import _native
+from .. import bytelevel as _bytelevel
 from ..errors import EncodeInputError, FileFormatError, UnknownTokenError
 
 #: Ids are stored as 32-bit values (one value is reserved as "no token").
@@ -240,9 +241,73 @@ class BPE:
     def max_id(self) -> int:
         return max(self._vocab)
 
-    # -- encoding ----------------------------------------------------------
-    def encode_piece(self, piece: bytes, dropout: float | None = None, rng: random.Random | None = None) -> list[int]:
-        """Ids of one pre-token. A piece that is a token is that one id.
+    # -- the model contract: str pieces, string tokens ---------------------
+    def encode_piece(self, piece: str, dropout: float | None = None, rng: random.Random | None = None) -> list[int]:
+        """Ids of one pre-token given as text: its UTF-8 bytes merged by rank
+        (see :meth:`encode_bytes`).
+
+        >>> bpe = BPE({**{b: bytes([b]) for b in range(256)}, 256: b"ab"})
+        >>> bpe.encode_piece("abc")
+        [256, 99]
+        """
+        if not isinstance(piece, str):
+            raise EncodeInputError(
+                f"encode_piece takes a str piece, got {type(piece).__name__}; use encode_bytes for bytes"
+            )
+        return self.encode_bytes(piece.encode("utf-8", "surrogatepass"), dropout, rng)
+
+    def tokenize(self, piece: str) -> list[tuple[int, int, int]]:
+        """``(id, start, end)`` for each token of ``piece``, in code points of ``piece``.
+        A token holding only part of a character's bytes gets the span of that
+        whole character (its neighbours share it).
+
+        >>> bpe = BPE({**{b: bytes([b]) for b in range(256)}, 256: b"ab"})
+        >>> bpe.tokenize("ab\u00e9")
+        [(256, 0, 2), (195, 2, 3), (169, 2, 3)]
+        """
+        data = piece.encode("utf-8", "surrogatepass")
+        ids = self.encode_bytes(data)
+        starts = _char_starts(piece)
+        out = []
+        pos = 0
+        ci = 0
+        for i in ids:
+            end = pos + len(self._vocab[i])
+            while starts[ci + 1] <= pos:
+                ci += 1
+            cj = ci
+            while starts[cj + 1] < end:
+                cj += 1
+            out.append((i, ci, cj + 1))
+            pos = end
+        return out
+
+    def id_to_token(self, token_id: int) -> str | None:
+        """The token in GPT-2's printable form (``vocab.json``'s ``"Ġthe"``), or ``None``."""
+        b = self._vocab.get(token_id) if type(token_id) is int else None
+        return None if b is None else _bytelevel.encode_bytes(b)
+
+    def token_to_id(self, token: str | bytes) -> int | None:
+        """Id of a token given as raw ``bytes`` or in GPT-2's printable form."""
+        if isinstance(token, (bytes, bytearray)):
+            return self._ranks.get(bytes(token))
+        try:
+            return self._ranks.get(_bytelevel.decode_string(token))
+        except KeyError:
+            return None
+
+    def get_vocab(self) -> dict[str, int]:
+        """``{printable token: id}`` as in ``vocab.json``."""
+        enc = _bytelevel.encode_bytes
+        return {enc(t): i for i, t in self._vocab.items()}
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._vocab)
+
+    # -- encoding bytes --------------------------------------------------------
+    def encode_bytes(self, piece: bytes, dropout: float | None = None, rng: random.Random | None = None) -> list[int]:
+        """Ids of one pre-token's bytes. A piece that is a token is that one id.
 
         ``dropout=p`` turns on BPE-dropout: every merge candidate is skipped
         with probability ``p`` at each merge step, drawing from ``rng`` (a
@@ -252,7 +317,7 @@ class BPE:
 
         >>> import random
         >>> bpe = BPE({**{b: bytes([b]) for b in range(256)}, 256: b"ab"})
-        >>> bpe.encode_piece(b"ab"), bpe.encode_piece(b"ab", dropout=1.0, rng=random.Random(0))
+        >>> bpe.encode_bytes(b"ab"), bpe.encode_bytes(b"ab", dropout=1.0, rng=random.Random(0))
         ([256], [97, 98])
         """
         ranks = self._ranks
@@ -345,6 +410,18 @@ class BPE:
                 except (TypeError, ValueError, KeyError):
                     raise FileFormatError(f"model.merges[{n}] is not a pair of known ids: {entry!r}") from None
         return cls(vocab, merges)
+
+
+def _char_starts(text: str) -> list[int]:
+    """UTF-8 byte offset of each character of ``text``, then the total."""
+    starts = [0] * (len(text) + 1)
+    pos = 0
+    for k, c in enumerate(text):
+        starts[k] = pos
+        o = ord(c)
+        pos += 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
+    starts[len(text)] = pos
+    return starts
 
 
 class _RanksBelow:
@@ -710,12 +787,12 @@ class PieceBPE:
         seeded with ``seed``).
         """
         if self._sp is not None and dropout is None and not self.dropout and isinstance(piece, str):
-            nat = self._core_sp()
+            nat = self.native_encoder()
             if nat is not None:
                 return nat.encode(piece)
         return [t[0] for t in self.tokenize(piece, dropout=dropout, rng=rng)]
 
-    def _core_sp(self) -> Any:
+    def native_encoder(self) -> Any:
         """The native SentencePiece merge (``_core.SpmBPE``), or ``None`` on the Python backend."""
         core = _native.core()
         if core is None:
@@ -745,7 +822,7 @@ class PieceBPE:
             return []
         if self._sp is not None:
             if p == 0.0:
-                nat = self._core_sp()
+                nat = self.native_encoder()
                 if nat is not None:
                     return nat.tokenize(piece)
             return self._sp_tokenize(piece, p, rng)

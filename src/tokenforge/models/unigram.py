@@ -375,6 +375,12 @@ class Unigram:
             )
         return core
 
+    def native_encoder(self):
+        """The native encoder of this model (``_core.SpmUnigram``: Viterbi in the model's
+        own arithmetic, unknown merging and byte fallback in one call), or ``None`` on the
+        Python backend."""
+        return None if self._core() is None else self._lattice
+
     @property
     def _native(self):
         """The training core's hash-trie model (``unigram_model``) of this lattice, built on first access.

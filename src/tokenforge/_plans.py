@@ -1,0 +1,411 @@
+"""The one place a tokenizer's stages are compiled into their fastest exact plan.
+
+A :class:`~tokenforge.Tokenizer` is a composition of stages (normalizer,
+pre-tokenizer, model, post-processor, decoder). Running them one by one in
+Python is always correct; for the common configurations the native core can
+run several stages in one call with the same ids. :func:`compile_plan` looks
+at the stages once, when the tokenizer is built, through their public
+methods only, and picks:
+
+``rank-bpe``
+    Byte-level BPE by merge rank (GPT-2, tiktoken files, byte-level HF
+    files): the native scanner of a named split pattern (or the ``regex``
+    module for any other pattern) + the native rank merge, batch encoding on
+    threads, numpy output and native decoding. HF's byte-level ``BPE`` model
+    (string tokens in GPT-2's printable alphabet, merges by priority) compiles
+    to it when that is exact: merge ``k`` makes a token whose id grows with
+    ``k`` (so merge priority and token rank agree), every multi-byte token is
+    made by a merge (so looking a piece up whole cannot disagree with merging
+    it) unless the model sets ``ignore_merges``, and all 256 bytes are tokens.
+``sentencepiece``
+    sentencepiece's normalizer fused with its Unigram lattice or its
+    score-driven BPE: normalization, pre-tokenization and the model in one
+    native call per stretch of text.
+``python``
+    The stages in order, with a memo of encoded pieces. Used for WordPiece,
+    WordLevel, custom components, and whenever ``TOKENFORGE_BACKEND=python``
+    (or ``backend="python"``) asks for the reference path.
+
+Every plan encodes one *ordinary* stretch of text: added and special tokens
+are split off by the tokenizer before, and post-processing happens after. A
+plan never changes ids; ``tests/test_plans.py`` checks which plan each
+shipped vocabulary gets and that every plan equals the ``python`` plan.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from . import _native, bytelevel, decoders, pretokenizers
+from .errors import FileFormatError
+from .models.bpe import BPE, PieceBPE, bpe_merge_bytes
+from .models.unigram import Unigram
+from .normalizers import SentencePieceNormalizer
+
+#: Pieces up to this many characters are memoised by the Python plans.
+CACHE_PIECE_CHARS = 64
+#: A memo is cleared when it holds this many pieces.
+CACHE_LIMIT = 1 << 17
+#: ``Split`` that cuts SentencePiece's escaped text before each ``▁`` word.
+SP_WORD_SPLIT = "(?<=[^\u2581])\u2581"
+
+
+def default_threads(num_threads: int | None) -> int:
+    if num_threads is None:
+        return os.cpu_count() or 1
+    if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
+        from .errors import EncodeInputError
+
+        raise EncodeInputError(f"num_threads must be a positive int, got {num_threads!r}")
+    return num_threads
+
+
+class Plan:
+    """How ordinary text becomes ids. Subclasses override what they do natively."""
+
+    name = "python"
+
+    def __init__(self, normalizer: Any, pre_tokenizer: Any, model: Any) -> None:
+        self.normalizer = normalizer
+        self.pre_tokenizer = pre_tokenizer
+        self.model = model
+        self._cache: dict[str, tuple[int, ...]] = {}
+
+    # -- the Python path: the stages in order --------------------------------
+    def pieces(self, text: str, first: bool = True, normalize: bool = True) -> list[str]:
+        """Normalized pre-tokens of ``text`` (``first``: the text starts the input)."""
+        if normalize and self.normalizer is not None:
+            text = self.normalizer.normalize_str(text)
+        if not text:
+            return []
+        pre = self.pre_tokenizer
+        if pre is None:
+            return [text]
+        return pre.split_text(text, first)
+
+    def encode_pieces(self, pieces: Sequence[str], out: list[int]) -> None:
+        cache = self._cache
+        encode_piece = self.model.encode_piece
+        for piece in pieces:
+            ids = cache.get(piece)
+            if ids is None:
+                ids = tuple(encode_piece(piece))
+                if len(piece) <= CACHE_PIECE_CHARS:
+                    if len(cache) >= CACHE_LIMIT:
+                        cache.clear()
+                    cache[piece] = ids
+            out.extend(ids)
+
+    def encode(self, text: str, first: bool = True) -> list[int]:
+        """Ids of one ordinary stretch of text (no added tokens in it)."""
+        out: list[int] = []
+        self.encode_pieces(self.pieces(text, first), out)
+        return out
+
+    # -- batches -----------------------------------------------------------------
+    #: Whether ``encode`` releases the GIL, so that threads run in parallel.
+    parallel = False
+
+    def encode_batch(self, texts: list[str], num_threads: int) -> list[list[int]]:
+        if self.parallel and num_threads > 1 and len(texts) > 1:
+            with ThreadPoolExecutor(min(num_threads, len(texts))) as pool:
+                return list(pool.map(self.encode, texts, chunksize=max(1, len(texts) // (8 * num_threads))))
+        return [self.encode(t) for t in texts]
+
+    def encode_flat(self, texts: list[str], num_threads: int) -> tuple[Any, Any]:
+        """``(uint32 ids, int64 offsets)`` of a batch: text ``k`` is ``ids[offsets[k]:offsets[k+1]]``."""
+        import numpy as np
+
+        lists = self.encode_batch(texts, num_threads)
+        offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+        if lists:
+            np.cumsum([len(x) for x in lists], out=offsets[1:])
+        ids = np.fromiter((i for x in lists for i in x), dtype=np.uint32, count=int(offsets[-1]))
+        return ids, offsets
+
+    def encode_u32(self, text: str) -> Any:
+        import numpy as np
+
+        return np.asarray(self.encode(text), dtype=np.uint32)
+
+    #: ``ids -> bytes`` in native code, for tokenizers whose tokens are bytes.
+    decode_bytes: Callable[[list[int]], bytes] | None = None
+
+    def describe(self) -> str:
+        return self.name
+
+
+class RankBPEPlan(Plan):
+    """Byte-level BPE by rank: native scanner (named patterns) + native rank merge."""
+
+    name = "rank-bpe"
+    parallel = True
+
+    def __init__(self, normalizer, pre_tokenizer, model, ranks_model: BPE, pattern: RegexSplit | None, core, token_bytes):
+        super().__init__(normalizer, pre_tokenizer, model)
+        self.ranks_model = ranks_model
+        self.pattern = pattern
+        scanner = -1
+        if pattern is not None and pattern.name in _native.SCANNERS:
+            scanner = _native.SCANNERS[pattern.name]
+        self.native_split = scanner >= 0
+        self.core = core.CoreBPE(ranks_model._ranks, token_bytes, scanner)
+        self.decode_bytes = self.core.decode_bytes
+
+    def encode(self, text: str, first: bool = True) -> list[int]:
+        if not text:
+            return []
+        core = self.core
+        if self.native_split:
+            return core.encode_ordinary(text)
+        data_ids: list[int] = []
+        if self.pattern is None:
+            return core.encode_piece(text.encode("utf-8"))
+        cache = self._cache
+        ranks_get = self.ranks_model._ranks.get
+        encode_piece = core.encode_piece
+        append = data_ids.append
+        extend = data_ids.extend
+        for piece in self.pattern.split(text):
+            ids = cache.get(piece)
+            if ids is None:
+                data = piece.encode("utf-8")
+                r = ranks_get(data)
+                if r is not None:
+                    append(r)
+                    ids = (r,)
+                else:
+                    ids = tuple(encode_piece(data))
+                    extend(ids)
+                if len(piece) <= CACHE_PIECE_CHARS:
+                    if len(self._cache) >= CACHE_LIMIT:
+                        cache.clear()
+                    cache[piece] = ids
+            elif len(ids) == 1:
+                append(ids[0])
+            else:
+                extend(ids)
+        return data_ids
+
+    def encode_batch(self, texts: list[str], num_threads: int) -> list[list[int]]:
+        if self.native_split:
+            return self.core.encode_ordinary_batch(texts, num_threads)
+        return super().encode_batch(texts, num_threads)
+
+    def encode_flat(self, texts: list[str], num_threads: int):
+        if not self.native_split:
+            return super().encode_flat(texts, num_threads)
+        import numpy as np
+
+        ids, offsets = self.core.encode_ordinary_batch_flat(texts, num_threads)
+        return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.uint64).astype(np.int64)
+
+    def encode_u32(self, text: str):
+        if not self.native_split:
+            return super().encode_u32(text)
+        import numpy as np
+
+        return np.frombuffer(self.core.encode_ordinary_u32(text), dtype=np.uint32)
+
+    def describe(self) -> str:
+        how = "native scanner" if self.native_split else ("regex split" if self.pattern is not None else "no split")
+        return f"rank-bpe ({how} + native rank merge)"
+
+
+class SentencePiecePlan(Plan):
+    """sentencepiece's normalizer + Unigram lattice or score-driven BPE, in one native call."""
+
+    name = "sentencepiece"
+    parallel = True
+
+    def __init__(self, normalizer, pre_tokenizer, model, fused: Callable[[str], list[int]]) -> None:
+        super().__init__(normalizer, pre_tokenizer, model)
+        self._fused = fused
+
+    def encode(self, text: str, first: bool = True) -> list[int]:
+        return self._fused(text) if text else []
+
+    def describe(self) -> str:
+        return f"sentencepiece (native normalizer + {type(self.model).__name__})"
+
+
+# ---------------------------------------------------------------------------
+# Choosing a plan
+# ---------------------------------------------------------------------------
+
+
+def compile_plan(
+    normalizer: Any, pre_tokenizer: Any, model: Any, decoder: Any, added_ids: frozenset[int] = frozenset(),
+    backend: str = "auto",
+) -> Plan:
+    """The fastest exact plan for these stages (see the module docstring). ``added_ids``:
+    the ids of the tokenizer's added tokens, which the model never produces from text."""
+    core = _native.core(backend)
+    if core is not None:
+        plan = _rank_bpe_plan(normalizer, pre_tokenizer, model, decoder, added_ids, core)
+        if plan is not None:
+            return plan
+        plan = _sentencepiece_plan(normalizer, pre_tokenizer, model, core)
+        if plan is not None:
+            return plan
+    return Plan(normalizer, pre_tokenizer, model)
+
+
+def _rank_bpe_plan(normalizer, pre, model, decoder, added_ids, core) -> Plan | None:
+    if normalizer is not None:
+        return None
+    if isinstance(model, BPE):
+        if pre is not None and not isinstance(pre, pretokenizers.RegexSplit):
+            return None
+        ranks_model = model
+        pattern = pre
+    elif isinstance(model, PieceBPE):
+        pattern_str = byte_level_pattern(pre)
+        if pattern_str is None or not isinstance(decoder, decoders.ByteLevel):
+            return None
+        ranks_model = ranks_from_byte_level_bpe(model, added_ids)
+        if ranks_model is None:
+            return None
+        pattern = pretokenizers.RegexSplit(pattern_str)
+    else:
+        return None
+    token_bytes: dict[int, bytes] = dict(ranks_model._vocab)
+    # The core keeps an id -> bytes array; ids spread far beyond the vocabulary size
+    # (a hand-made rank file) would make it huge, so such tokenizers stay in Python.
+    if max(token_bytes) >= 2 * len(token_bytes) + 65536:
+        return None
+    return RankBPEPlan(normalizer, pre, model, ranks_model, pattern, core, token_bytes)
+
+
+def byte_level_pattern(pre: Any) -> str | None:
+    """The split regex of a pure GPT-2 byte-level pre-tokenizer (``ByteLevel`` with its own
+    regex and no prefix space, or one ``Split`` regex then ``ByteLevel`` without regex), else
+    ``None``."""
+    if pre is None:
+        return None
+    d = pre.to_dict()
+    kind = d.get("type")
+    if kind == "ByteLevel" and d.get("use_regex", True) and not d.get("add_prefix_space", True):
+        return pretokenizers.GPT2_ORIGINAL_PATTERN
+    if kind == "Sequence":
+        items = d.get("pretokenizers") or []
+        if (
+            len(items) == 2
+            and items[0].get("type") == "Split"
+            and "Regex" in (items[0].get("pattern") or {})
+            and items[0].get("behavior") == "Isolated"
+            and not items[0].get("invert", False)
+            and items[1].get("type") == "ByteLevel"
+            and not items[1].get("add_prefix_space", True)
+            and not items[1].get("use_regex", True)
+        ):
+            return items[0]["pattern"]["Regex"]
+    return None
+
+
+def ranks_from_byte_level_bpe(model: PieceBPE, added_ids: frozenset[int] = frozenset()) -> BPE | None:
+    """A rank :class:`BPE` giving the same ids as HF's byte-level ``BPE`` model, or ``None``
+    when rank merging would differ (see the module docstring). Ids in ``added_ids`` (added
+    tokens, matched before the model runs) are left out of the ranks."""
+    d = model.to_dict()
+    if any(d.get(k) for k in ("dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "byte_fallback")):
+        return None
+    if model.is_sentencepiece:
+        return None
+    vocab: dict[int, bytes] = {}
+    for tok, i in model.get_vocab().items():
+        if i in added_ids:
+            continue
+        try:
+            vocab[i] = bytelevel.decode_string(tok)
+        except KeyError:
+            return None
+    ranks: dict[bytes, int] = {}
+    for i, b in vocab.items():
+        if b in ranks:
+            return None
+        ranks[b] = i
+    merges: list[tuple[bytes, bytes]] = []
+    last = -1
+    made: set[bytes] = set()
+    for a, b in model.merges:
+        try:
+            left, right = bytelevel.decode_string(a), bytelevel.decode_string(b)
+        except KeyError:
+            return None
+        r = ranks.get(left + right)
+        if r is None or r <= last or left not in ranks or right not in ranks:
+            return None
+        last = r
+        made.add(left + right)
+        merges.append((left, right))
+    if sum(1 for t in ranks if len(t) == 1) != 256:
+        return None
+    if not d.get("ignore_merges", False):
+        # HF merges every piece, even one that is a token; rank BPE looks it up whole
+        # first. The two agree when every token is made by a merge and merging its own
+        # bytes by rank rebuilds it.
+        if any(len(t) > 1 and t not in made for t in ranks):
+            return None
+        if any(len(a) + len(b) > 2 and bpe_merge_bytes(ranks, a + b) != [a + b] for a, b in merges):
+            return None
+    try:
+        return BPE(vocab, merges)
+    except FileFormatError:
+        return None
+
+
+def sentencepiece_split_is_exact(pieces: Sequence[str], user_defined: Sequence[str]) -> bool:
+    """Can the ``▁``-escaped text be cut before every ``▁`` that follows another
+    character without changing any segmentation? Yes when no piece has a ``▁``
+    right after a non-``▁`` character (``"o▁"``), ``"▁"`` itself is a piece (so
+    unknown runs cannot join across the cut) and no user symbol holds ``▁``."""
+    space = "\u2581"
+    if space not in pieces:
+        return False
+    for p in pieces:
+        k = p.find(space, 1)
+        while k > 0:
+            if p[k - 1] != space:
+                return False
+            k = p.find(space, k + 1)
+    return not any(space in u for u in user_defined)
+
+
+def _sentencepiece_plan(normalizer, pre, model, core) -> Plan | None:
+    if type(normalizer) is not SentencePieceNormalizer:
+        return None
+    try:
+        norm = normalizer.native_normalizer()
+        if norm is None:
+            return None
+        if type(model) is PieceBPE and model.is_sentencepiece and not model.dropout:
+            if pre is not None:
+                if pre != pretokenizers.Split(SP_WORD_SPLIT, "merged_with_next"):
+                    return None
+                from .models.bpe import SP_USER_DEFINED
+
+                types = model.types or []
+                pieces = [model.id_to_token(i) for i in range(len(types))]
+                user = [p for p, t in zip(pieces, types) if t == SP_USER_DEFINED]
+                if not sentencepiece_split_is_exact(pieces, user):
+                    return None
+            bpe = model.native_encoder()
+            if bpe is None:
+                return None
+            return SentencePiecePlan(normalizer, pre, model, functools.partial(core.spm_bpe_encode, norm, bpe))
+        if type(model) is Unigram and pre is None:
+            lattice = model.native_encoder()
+            if lattice is None:
+                return None
+            return SentencePiecePlan(normalizer, pre, model, functools.partial(core.spm_unigram_encode, norm, lattice))
+    except (UnicodeError, ValueError, TypeError):
+        return None  # a piece the core cannot take: the Python plan decides (and raises)
+    return None
+
+
+RegexSplit = pretokenizers.RegexSplit

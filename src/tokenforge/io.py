@@ -1,0 +1,212 @@
+"""Opening and saving tokenizer files: format detection by content, ``load`` and ``save``.
+
+``load(path)`` recognises:
+
+* a native tokenforge JSON file (``format_version``; files of every earlier
+  version load too);
+* a tiktoken rank file (``*.tiktoken``, or any file of ``base64 rank`` lines);
+  a file whose sha256 is that of a known encoding gets that encoding's pattern
+  and specials, any other needs ``pattern=`` (and ``special_tokens=``);
+* GPT-2 files: a directory with ``vocab.json`` and ``merges.txt``, or either
+  of the two files;
+* an HF ``tokenizer.json`` (a directory holding one, or the file);
+* a SentencePiece ``.model`` (protobuf), with the ``sentencepiece`` library's ids;
+* a BERT ``vocab.txt`` (one token per line; ``lowercase=`` hint, default True);
+* a GGUF file (llama.cpp; vocab-only files too).
+
+Every one gives a :class:`~tokenforge.Tokenizer`. The readers and writers of
+each format live in :mod:`tokenforge.formats`; every writer is atomic
+(temporary file, then rename).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Collection, Mapping
+from pathlib import Path
+
+from ._io import read_bytes
+from .errors import FileFormatError, TokenizerFileNotFoundError
+from .formats import LOAD_FORMATS, save, to_hf_live
+from .tokenizer import Tokenizer
+
+__all__ = ["LOAD_FORMATS", "detect_format", "load", "save", "to_hf_live"]
+
+
+def detect_format(path: str | os.PathLike) -> str:
+    """Return one of :data:`LOAD_FORMATS` for ``path``."""
+    p = Path(path)
+    if p.is_dir():
+        if (p / "vocab.json").is_file() and (p / "merges.txt").is_file():
+            return "gpt2"
+        if (p / "tokenizer.json").is_file():
+            return "hf"
+        if (p / "tokenizer.model").is_file():
+            return "sentencepiece"
+        if (p / "vocab.txt").is_file():
+            return "bert_vocab"
+        raise TokenizerFileNotFoundError(
+            f"{p}: directory has no vocab.json + merges.txt, tokenizer.json, tokenizer.model or vocab.txt"
+        )
+    if not p.exists():
+        raise TokenizerFileNotFoundError(f"{p}: no such file")
+    if p.name.endswith("vocab.json") or p.name.endswith("merges.txt"):
+        return "gpt2"
+    if p.suffix == ".tiktoken":
+        return "tiktoken"
+    if p.suffix == ".model":
+        return "sentencepiece"
+    with open(p, "rb") as f:
+        raw = f.read(4096)
+    if p.suffix == ".gguf" or raw.startswith(b"GGUF"):
+        return "gguf"
+    head = raw.lstrip()
+    if head.startswith(b"{"):
+        with open(p, "rb") as f:
+            whole_head = f.read(1 << 16)
+        if b'"format_version"' in whole_head:
+            return "tokenforge"
+        if b'"sha256"' in whole_head:
+            return "tokenforge"  # ours, with format_version damaged: load() says so
+        if b'"model"' in whole_head or p.name.endswith("tokenizer.json"):
+            return "hf"
+        return "tokenforge"  # a JSON file: load() says what it lacks
+    first = head.split(b"\n", 1)[0].split()
+    if len(first) == 2 and first[1].isdigit():
+        return "tiktoken"
+    if p.suffix == ".txt" or p.name.endswith("vocab.txt"):
+        return "bert_vocab"
+    if head[:1] == b"\x0a":  # protobuf field 1 (pieces), length-delimited: a SentencePiece model
+        return "sentencepiece"
+    raise FileFormatError(
+        "unrecognised tokenizer file (expected tokenforge JSON, HF tokenizer.json, tiktoken ranks, GPT-2 files, "
+        "a SentencePiece .model or a BERT vocab.txt)",
+        path=p,
+    )
+
+
+def _gpt2_paths(path: Path) -> tuple[Path, Path]:
+    if path.is_dir():
+        return path / "vocab.json", path / "merges.txt"
+    if path.name.endswith("vocab.json"):
+        return path, path.with_name(path.name[: -len("vocab.json")] + "merges.txt")
+    return path.with_name(path.name[: -len("merges.txt")] + "vocab.json"), path
+
+
+def load(
+    path: str | os.PathLike,
+    *,
+    pattern: str | None = None,
+    special_tokens: Collection[str] | Mapping[str, int] | None = None,
+    name: str | None = None,
+    lowercase: bool | None = None,
+) -> Tokenizer:
+    """Open a tokenizer file of any supported format (see module docstring).
+
+    ``pattern`` (a name like ``"gpt2"``, ``"cl100k"``, ``"qwen"`` or a regex)
+    and ``special_tokens`` override what the file implies. Byte-level BPE
+    files give a :class:`~tokenforge.Tokenizer`; the other families give a
+    :class:`~tokenforge.pipeline.Pipeline`. ``lowercase`` is the BERT
+    ``vocab.txt`` hint (default True, as ``bert-base-uncased``).
+    """
+    from .encodings import encoding_for_hash
+    from .formats.gpt2 import load_gpt2_model
+    from .formats.native import load_native_dict
+    from .formats.tiktoken import parse_ranks
+
+    p = Path(path)
+    fmt = detect_format(p)
+    if fmt in ("hf", "sentencepiece", "bert_vocab", "gguf"):
+        if pattern is not None or special_tokens is not None:
+            raise FileFormatError(f"pattern= and special_tokens= apply to BPE rank files, not to {fmt} files", path=p)
+        return _load_pipeline(p, fmt, name, lowercase)
+    if lowercase is not None:
+        raise FileFormatError("lowercase= applies to BERT vocab.txt files", path=p)
+    if fmt == "tokenforge":
+        data = load_native_dict(p)
+        if pattern is not None or special_tokens is not None:
+            raise FileFormatError(
+                "a tokenforge file carries its own pattern and special tokens; do not pass pattern= or special_tokens=",
+                path=p,
+            )
+        try:
+            return Tokenizer.from_dict(data, name=name or data.get("name"))
+        except FileFormatError as exc:
+            raise FileFormatError(str(exc), path=p) from None
+    if fmt == "gpt2":
+        vocab_path, merges_path = _gpt2_paths(p)
+        for q in (vocab_path, merges_path):
+            if not q.is_file():
+                raise TokenizerFileNotFoundError(f"{q}: no such file (GPT-2 format needs vocab.json and merges.txt)")
+        model, specials = load_gpt2_model(vocab_path, merges_path, special_tokens)
+        return Tokenizer(model, pre_tokenizer=pattern or "gpt2", special_tokens=specials, name=name or vocab_path.parent.name)
+    # tiktoken rank file
+    data = read_bytes(p)
+    known = encoding_for_hash(hashlib.sha256(data).hexdigest())
+    ranks = parse_ranks(data, p)
+    from .models.bpe import BPE
+
+    if known is not None:
+        pattern = pattern or known.pattern
+        if special_tokens is None:
+            special_tokens = known.special_tokens
+        name = name or known.name
+    if pattern is None:
+        raise FileFormatError(
+            "a tiktoken rank file has no split pattern; pass pattern= (e.g. 'cl100k', 'o200k', 'qwen', 'llama3', or a regex)",
+            path=p,
+        )
+    specials = _specials_for_ranks(special_tokens, ranks)
+    return Tokenizer(BPE._from_parsed_ranks(ranks), pre_tokenizer=pattern, special_tokens=specials, name=name or p.stem)
+
+
+def _load_pipeline(p: Path, fmt: str, name: str | None, lowercase: bool | None):
+    import json
+
+    from . import presets
+
+    if fmt == "hf":
+        f = p / "tokenizer.json" if p.is_dir() else p
+        try:
+            data = json.loads(read_bytes(f).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            line = getattr(exc, "lineno", None)
+            raise FileFormatError(f"not valid JSON ({getattr(exc, 'msg', exc)})", path=f, line=line) from None
+        if not isinstance(data, dict):
+            raise FileFormatError(f"a tokenizer.json holds a JSON object, not {type(data).__name__}", path=f)
+        try:
+            return Tokenizer.from_dict(data, name=name or f.parent.name)
+        except FileFormatError as exc:
+            raise FileFormatError(str(exc), path=f) from None
+    if fmt == "sentencepiece":
+        f = p / "tokenizer.model" if p.is_dir() else p
+        return presets.sentencepiece(f, name=name)
+    if fmt == "gguf":
+        from .formats.gguf import load_gguf
+
+        if lowercase is not None:
+            raise FileFormatError("lowercase= applies to BERT vocab.txt files; a GGUF file states its own", path=p)
+        return load_gguf(p, name=name)
+    f = p / "vocab.txt" if p.is_dir() else p
+    return presets.bert_wordpiece(f, lowercase=True if lowercase is None else lowercase, name=name)
+
+
+def _specials_for_ranks(
+    special_tokens: Collection[str] | Mapping[str, int] | None, ranks: Mapping[bytes, int]
+) -> dict[str, int]:
+    from .errors import SpecialTokenError
+
+    if special_tokens is None:
+        return {}
+    if isinstance(special_tokens, Mapping):
+        return dict(special_tokens)
+    # A list of strings: give them the ids after the largest rank, in order.
+    out: dict[str, int] = {}
+    nxt = max(ranks.values()) + 1
+    for t in special_tokens:
+        if t in out:
+            raise SpecialTokenError(f"special token {t!r} is listed twice")
+        out[t] = nxt
+        nxt += 1
+    return out

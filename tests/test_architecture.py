@@ -1,0 +1,146 @@
+"""The package's layering: no import cycles, one native binding, a library without CLI code.
+
+The import graph is built from the source (every ``import`` statement, at module
+level or inside a function, except those under ``if TYPE_CHECKING:``), so a cycle
+hidden behind a function-level import is caught too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parent.parent / "src" / "tokenforge"
+CORE = PKG / "_core"
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PKG.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    mods = {_module_name(p): p for p in PKG.rglob("*.py")}
+    mods["tokenforge._core"] = CORE  # the compiled extension: a leaf
+    return mods
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(tree: ast.AST):
+    """Import nodes, skipping ``if TYPE_CHECKING:`` bodies."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                stack.extend(child.orelse)
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                yield child
+            stack.append(child)
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        if path.is_dir():
+            continue
+        is_pkg = path.name == "__init__.py"
+        package = name if is_pkg else name.rpartition(".")[0]
+        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                if node.level:
+                    base_parts = package.split(".")
+                    if node.level > 1:
+                        base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+                    base = ".".join(base_parts + ([node.module] if node.module else []))
+                else:
+                    base = node.module or ""
+                # ``from pkg import name``: the submodule pkg.name when there is one, else pkg
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            for t in targets:
+                while t and t not in modules:
+                    t = t.rpartition(".")[0]
+                if t and t != name and t.startswith("tokenforge"):
+                    graph[name].add(t)
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(n: str) -> list[str] | None:
+        state[n] = 1
+        path.append(n)
+        for m in sorted(graph[n]):
+            if state.get(m) == 1:
+                return path[path.index(m):] + [m]
+            if m not in state:
+                found = visit(m)
+                if found:
+                    return found
+        path.pop()
+        state[n] = 2
+        return None
+
+    for n in sorted(graph):
+        if n not in state:
+            found = visit(n)
+            if found:
+                return found
+    return None
+
+
+def test_the_import_graph_has_no_cycle():
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_stages_formats_and_models_never_import_the_layers_above_them():
+    above = {"tokenforge.cli", "tokenforge.analysis", "tokenforge.io", "tokenforge.presets", "tokenforge.encodings"}
+    graph = import_graph()
+    for name, deps in graph.items():
+        if name.startswith(("tokenforge.models", "tokenforge.normalizers", "tokenforge.pretokenizers",
+                            "tokenforge.decoders", "tokenforge.postprocessors", "tokenforge.specials",
+                            "tokenforge.tokenizer", "tokenforge._plans")):
+            bad = {d for d in deps if d.startswith(tuple(above))}
+            assert not bad, f"{name} imports {sorted(bad)}, which sit above it"
+
+
+def test_one_public_tokenizer_type():
+    import tokenforge
+
+    assert not hasattr(tokenforge, "Pipeline")
+    types = [n for n in tokenforge.__all__ if isinstance(getattr(tokenforge, n), type)
+             and hasattr(getattr(tokenforge, n), "encode_batch_to_numpy")]
+    assert types == ["Tokenizer"]
+
+
+@pytest.mark.skipif(not (CORE / "binding.cpp").exists(), reason="the core has no binding.cpp")
+def test_only_the_binding_includes_python_h():
+    offenders = [
+        p.name for p in sorted(CORE.iterdir())
+        if p.suffix in (".h", ".cpp", ".cc") and p.name != "binding.cpp"
+        and ("Python.h" in p.read_text(encoding="utf-8") or "PyObject" in p.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
