@@ -17,7 +17,7 @@ import tokenforge
 from tokenforge import FileFormatError, Tokenizer
 
 GOLDEN_V1 = Path(__file__).resolve().parent / "fixtures" / "formats" / "golden_v1.json"
-PARTS = ("pre_tokenizer", "model", "special_tokens", "decoder")
+PARTS = ("normalizer", "pre_tokenizer", "model", "post_processor", "decoder", "added_tokens")
 SPECIAL_TEXT = "first document<|endoftext|>second document <|endoftext|><|endoftext|> third"
 
 
@@ -139,7 +139,7 @@ def test_training_output_does_not_depend_on_hash_seed(tmp_path, small_tokenizer)
 
 def test_file_has_format_version_and_a_sha256_for_each_part(tmp_path, small_tokenizer):
     doc = _doc(_saved(small_tokenizer, tmp_path / "tok.json"))
-    assert doc["format_version"] == 1
+    assert doc["format_version"] == 2
     assert set(doc["sha256"]) == set(PARTS)
     for part in PARTS:
         # the documented definition: sha256 of the part's canonical JSON
@@ -180,7 +180,7 @@ def _edit_pattern(doc):
 
 
 def _edit_special_id(doc):
-    doc["special_tokens"]["<|endoftext|>"] = 299
+    next(t for t in doc["added_tokens"] if t["content"] == "<|endoftext|>")["id"] = 299
 
 
 def _edit_decoder(doc):
@@ -194,7 +194,7 @@ def _edit_decoder(doc):
         ("model", _swap_a_merge),
         ("model", _drop_last_merge),
         ("pre_tokenizer", _edit_pattern),
-        ("special_tokens", _edit_special_id),
+        ("added_tokens", _edit_special_id),
         ("decoder", _edit_decoder),
     ],
     ids=["vocab-entry", "merge-swapped", "merge-dropped", "pattern", "special-id", "decoder"],
@@ -248,7 +248,7 @@ def test_truncated_file_is_rejected_naming_the_file(tmp_path, small_tokenizer, k
     assert str(path) in str(info.value)
 
 
-@pytest.mark.parametrize("version", [0, 2, 99, "1", None, [1]])
+@pytest.mark.parametrize("version", [0, 3, 99, "1", None, [1]])
 def test_unsupported_format_version_is_rejected(tmp_path, small_tokenizer, version):
     path = _saved(small_tokenizer, tmp_path / "tok.json")
     doc = _doc(path)
@@ -294,10 +294,32 @@ def test_checked_in_v1_file_still_loads_and_encodes_as_recorded():
     assert tok.decode(GOLDEN_IDS) == GOLDEN_TEXT
 
 
-def test_checked_in_v1_file_is_rewritten_byte_identical(tmp_path):
-    """The writer's output for format_version 1 must not drift."""
+def test_checked_in_v1_file_is_rewritten_as_v2_with_the_same_ids(tmp_path):
+    """An old file saved again becomes the current schema; it means the same ids, and
+    saving that again gives the same bytes."""
     out = _saved(tokenforge.load(GOLDEN_V1), tmp_path / "again.json")
-    assert out.read_bytes() == GOLDEN_V1.read_bytes()
+    assert _doc(out)["format_version"] == 2
+    again = tokenforge.load(out)
+    assert again.encode(GOLDEN_TEXT, allowed_special="all") == GOLDEN_IDS
+    assert _saved(again, tmp_path / "third.json").read_bytes() == out.read_bytes()
+
+
+def test_checked_in_v1_pipeline_file_still_loads(tmp_path):
+    """A version 1 ``"kind": "pipeline"`` file (WordPiece, Unigram, SentencePiece BPE) loads."""
+    from tokenforge.formats.native import FORMAT_VERSION, dumps
+
+    doc = {k: v for k, v in tokenforge.load(GOLDEN_V1).to_dict().items()}
+    import hashlib as _h
+
+    v1 = {"format_version": 1, "name": "p", "kind": "pipeline", **{k: doc[k] for k in PARTS}}
+    v1["sha256"] = {k: _h.sha256(json.dumps(doc[k], sort_keys=True, separators=(",", ":"),
+                                              ensure_ascii=False).encode()).hexdigest() for k in PARTS}
+    path = tmp_path / "v1pipe.json"
+    path.write_text(json.dumps(v1), encoding="utf-8")
+    tok = tokenforge.load(path)
+    assert FORMAT_VERSION == 2 and tok.name == "p"
+    assert tok.encode(GOLDEN_TEXT, allowed_special="all") == GOLDEN_IDS
+    assert dumps(tok.to_dict())
 
 
 # ------------------------------------------------------------------ pickle

@@ -156,7 +156,8 @@ def test_native_file_is_recognised_whatever_its_key_order(tmp_path, small_tokeni
     path = tmp_path / "tok.json"
     small_tokenizer.save(str(path))
     doc = json.loads(path.read_text(encoding="utf-8"))
-    reordered = {k: doc[k] for k in ("model", "sha256", "name", "pre_tokenizer", "special_tokens", "decoder")}
+    reordered = {k: doc[k] for k in ("model", "sha256", "name", "pre_tokenizer", "added_tokens", "decoder",
+                                     "normalizer", "post_processor")}
     reordered["format_version"] = doc["format_version"]
     path.write_text(json.dumps(reordered, indent=2), encoding="utf-8")
     assert tokenforge.load(path) == small_tokenizer

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -239,14 +239,16 @@ class SentencePiecePlan(Plan):
 
 
 def compile_plan(
-    normalizer: Any, pre_tokenizer: Any, model: Any, decoder: Any, added_ids: frozenset[int] = frozenset(),
+    normalizer: Any, pre_tokenizer: Any, model: Any, decoder: Any, added: Mapping[int, str] | None = None,
     backend: str = "auto",
 ) -> Plan:
-    """The fastest exact plan for these stages (see the module docstring). ``added_ids``:
-    the ids of the tokenizer's added tokens, which the model never produces from text."""
+    """The fastest exact plan for these stages (see the module docstring). ``added``:
+    ``{id: content}`` of the tokenizer's added tokens, which are matched before the model
+    runs (the model never produces them from text) and decode to their content."""
+    added = added or {}
     core = _native.core(backend)
     if core is not None:
-        plan = _rank_bpe_plan(normalizer, pre_tokenizer, model, decoder, added_ids, core)
+        plan = _rank_bpe_plan(normalizer, pre_tokenizer, model, decoder, added, core)
         if plan is not None:
             return plan
         plan = _sentencepiece_plan(normalizer, pre_tokenizer, model, core)
@@ -255,7 +257,7 @@ def compile_plan(
     return Plan(normalizer, pre_tokenizer, model)
 
 
-def _rank_bpe_plan(normalizer, pre, model, decoder, added_ids, core) -> Plan | None:
+def _rank_bpe_plan(normalizer, pre, model, decoder, added, core) -> Plan | None:
     if normalizer is not None:
         return None
     if isinstance(model, BPE):
@@ -267,13 +269,15 @@ def _rank_bpe_plan(normalizer, pre, model, decoder, added_ids, core) -> Plan | N
         pattern_str = byte_level_pattern(pre)
         if pattern_str is None or not isinstance(decoder, decoders.ByteLevel):
             return None
-        ranks_model = ranks_from_byte_level_bpe(model, added_ids)
+        ranks_model = ranks_from_byte_level_bpe(model, frozenset(added))
         if ranks_model is None:
             return None
         pattern = pretokenizers.RegexSplit(pattern_str)
     else:
         return None
     token_bytes: dict[int, bytes] = dict(ranks_model._vocab)
+    for i, content in added.items():
+        token_bytes[i] = content.encode("utf-8")
     # The core keeps an id -> bytes array; ids spread far beyond the vocabulary size
     # (a hand-made rank file) would make it huge, so such tokenizers stay in Python.
     if max(token_bytes) >= 2 * len(token_bytes) + 65536:

@@ -410,7 +410,8 @@ class SentencePiece(Decoder):
 
     ``▁`` becomes a space; runs of ``<0xXX>`` byte pieces become their UTF-8
     text (one U+FFFD per byte that is not part of a valid character); the
-    unknown piece becomes ``unk_surface`` (`` ⁇ ``). The space that
+    unknown piece becomes ``unk_surface`` (`` ⁇ ``); ``control`` pieces (``<s>``,
+    ``</s>``) decode to nothing, as in sentencepiece. The space that
     ``add_dummy_prefix`` put before the text is dropped from the first piece;
     with ``remove_extra_whitespaces`` every leading ``▁`` is dropped until
     some text has been produced, as sentencepiece does.
@@ -421,8 +422,9 @@ class SentencePiece(Decoder):
 
     def __init__(
         self, add_dummy_prefix: bool = True, remove_extra_whitespaces: bool = True,
-        unk_piece: str | None = "<unk>", unk_surface: str = " \u2047 ",
+        unk_piece: str | None = "<unk>", unk_surface: str = " \u2047 ", control: Iterable[str] = (),
     ) -> None:
+        self.control = frozenset(control)
         self.add_dummy_prefix = bool(add_dummy_prefix)
         self.remove_extra_whitespaces = bool(remove_extra_whitespaces)
         self.unk_piece = unk_piece
@@ -432,7 +434,10 @@ class SentencePiece(Decoder):
         out: list[str] = []
         strip = self.add_dummy_prefix or self.remove_extra_whitespaces
         pending = bytearray()
+        control = self.control
         for t in tokens:
+            if t in control:
+                continue
             b = byte_fallback_value(t)
             if b is not None:
                 pending.append(b)
@@ -463,6 +468,7 @@ class SentencePiece(Decoder):
             "type": "SentencePiece", "add_dummy_prefix": self.add_dummy_prefix,
             "remove_extra_whitespaces": self.remove_extra_whitespaces,
             "unk_piece": self.unk_piece, "unk_surface": self.unk_surface,
+            **({"control": sorted(self.control)} if self.control else {}),
         }
 
 
@@ -518,7 +524,7 @@ def decoder_from_dict(data: Mapping[str, Any] | None) -> Decoder | None:
     if kind == "SentencePiece":
         return SentencePiece(
             bool(data.get("add_dummy_prefix", True)), bool(data.get("remove_extra_whitespaces", True)),
-            data.get("unk_piece", "<unk>"), data.get("unk_surface", " \u2047 "),
+            data.get("unk_piece", "<unk>"), data.get("unk_surface", " \u2047 "), data.get("control") or (),
         )
     if kind == "Sequence":
         items = data.get("decoders")

@@ -231,7 +231,7 @@ def sentencepiece(
         post = postprocessors.TemplateProcessing(single, pair, special)
     decoder = decoders.SentencePiece(
         spec.add_dummy_prefix, spec.remove_extra_whitespaces,
-        pieces[unk_id] if unk_id is not None else None, ts.unk_surface,
+        pieces[unk_id] if unk_id is not None else None, ts.unk_surface, [t.content for t in controls],
     )
     return Tokenizer(
         model,

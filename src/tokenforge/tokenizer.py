@@ -223,7 +223,7 @@ class Tokenizer:
         # does); without a normalizer that is the raw text, so they join the raw ones.
         self._has_normalized = normalizer is not None and any(t.normalized for t in self._added)
         self._plan = _plans.compile_plan(
-            normalizer, pre_tokenizer, model, decoder, frozenset(self._added_by_id), backend
+            normalizer, pre_tokenizer, model, decoder, {i: t.content for i, t in by_id.items()}, backend
         )
         self._max_id = max([*(t.id for t in self._added), _model_max_id(model)])
 
@@ -1082,7 +1082,10 @@ class Tokenizer:
             import tiktoken
         except ImportError:
             raise ImportError("to_tiktoken() needs the tiktoken package: pip install tiktoken") from None
-        ranks = self.rank_model()
+        try:
+            ranks = self.rank_model()
+        except FileFormatError as exc:
+            raise FileFormatError(f"tiktoken runs byte-level BPE by rank: {exc}") from None
         if self.pattern is None or self._normalizer is not None:
             raise FileFormatError("tiktoken runs byte-level BPE with a split pattern; this tokenizer cannot be expressed")
         if len(set(ranks.vocab.values())) != len(ranks.vocab):

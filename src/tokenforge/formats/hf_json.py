@@ -128,9 +128,10 @@ def _check_hf(section: str, d: Any, where: str) -> None:
 
 def pipeline_to_hf_dict(p: "Tokenizer") -> dict[str, Any]:
     """HF's document for a :class:`~tokenforge.pipeline.Pipeline` whose components all exist in HF."""
-    data = dict(p.to_dict())
-    data.pop("name", None)
-    data = {"version": "1.0", "truncation": None, "padding": None, **data}
+    parts = p.to_dict()
+    data = {"version": "1.0", "truncation": None, "padding": None}
+    for key in ("added_tokens", "normalizer", "pre_tokenizer", "post_processor", "decoder", "model"):
+        data[key] = parts[key]
     for section in ("normalizer", "pre_tokenizer", "post_processor", "decoder", "model"):
         _check_hf(section, data[section], section)
     return data

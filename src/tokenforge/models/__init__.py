@@ -22,6 +22,10 @@ def model_from_dict(data: Mapping[str, Any] | None) -> Any:
             kind = "WordPiece"
         elif isinstance(data.get("vocab"), list):
             kind = "Unigram"
+    if kind == "bpe":
+        from .bpe import BPE
+
+        return BPE.from_dict(data)
     if kind == "WordPiece":
         from .wordpiece import WordPiece
 
@@ -38,4 +42,4 @@ def model_from_dict(data: Mapping[str, Any] | None) -> Any:
         from .wordlevel import WordLevel
 
         return WordLevel.from_dict(data)
-    raise FileFormatError(f"unsupported model type {kind!r} (known: BPE, SentencePieceBPE, WordPiece, Unigram, WordLevel)")
+    raise FileFormatError(f"unsupported model type {kind!r} (known: bpe, BPE, SentencePieceBPE, WordPiece, Unigram, WordLevel)")
