@@ -14,7 +14,8 @@ import pytest
 
 import tokenforge
 from tokenforge.analysis import compare, plot, resolve_tokenizer, udhr_sample
-from tokenforge.analysis.compare import read_parallel_tsv, register_compare
+from tokenforge.analysis.compare import read_parallel_tsv
+from tokenforge.cli.analysis import register_compare
 from tokenforge.errors import FileFormatError, TokenforgeError
 
 UDHR_LANGS = ["en", "zh", "ja", "ko", "ar", "he", "hi", "th", "ru", "el", "de", "fr", "es", "sw", "am"]

@@ -16,10 +16,10 @@ from tokenforge.analysis.explain import (
     indent_costs,
     merge_trace,
     number_splits,
-    register_explain,
     render_bytes,
     token_bytes,
 )
+from tokenforge.cli.analysis import register_explain
 from tokenforge.models.bpe import bpe_merge_bytes
 
 

@@ -171,7 +171,7 @@ def test_poisson_log_cdf():
 def test_glitch_cli(tmp_path, capsys):
     import argparse
 
-    from tokenforge.analysis.glitch import register_glitch
+    from tokenforge.cli.analysis import register_glitch
 
     corpus = tmp_path / "c.txt"
     corpus.write_text("hello world\n" * 20, encoding="utf-8")
@@ -199,7 +199,7 @@ def test_glitch_on_a_wordpiece_pipeline():
 def test_glitch_cli_reachability_scan(capsys):
     import argparse
 
-    from tokenforge.analysis.glitch import register_glitch
+    from tokenforge.cli.analysis import register_glitch
 
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="command", required=True)

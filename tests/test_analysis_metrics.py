@@ -18,11 +18,8 @@ from tokenforge.analysis import (
     metrics_from_counts,
     vocab_accounting,
 )
-from tokenforge.analysis.accounting import (
-    Accounting,
-    accounting_main,
-    register_accounting_args,
-)
+from tokenforge.analysis.accounting import Accounting
+from tokenforge.cli.info import accounting_main, register_accounting_args
 from tokenforge.analysis.metrics import spaceless_share
 
 # D07's mixed code / Chinese corpus (seed 000 §7).

@@ -144,3 +144,52 @@ def test_only_the_binding_includes_python_h():
         and ("Python.h" in p.read_text(encoding="utf-8") or "PyObject" in p.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+
+
+def _analysis_offences(path: Path) -> list[str]:
+    """What makes an ``analysis`` module CLI code: argparse, the CLI, print(), sys.stdout/stderr, SystemExit."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        where = f"{path.name}:{getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "argparse" or a.name.startswith("argparse."):
+                    out.append(f"{where} imports argparse")
+                if a.name == "tokenforge.cli" or a.name.startswith("tokenforge.cli."):
+                    out.append(f"{where} imports {a.name}")
+        elif isinstance(node, ast.ImportFrom):
+            mod = node.module or ""
+            if node.level == 0 and (mod == "argparse" or mod.startswith("argparse.")):
+                out.append(f"{where} imports argparse")
+            # absolute tokenforge.cli, or relative ..cli from tokenforge/analysis/
+            absolute = mod if node.level == 0 else ("tokenforge." + mod if node.level == 2 else "")
+            if absolute == "tokenforge.cli" or absolute.startswith("tokenforge.cli."):
+                out.append(f"{where} imports {absolute}")
+            if (node.level == 0 and mod == "tokenforge") or (node.level == 2 and not mod):
+                if any(a.name == "cli" for a in node.names):
+                    out.append(f"{where} imports tokenforge.cli")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+            out.append(f"{where} calls print()")
+        elif isinstance(node, ast.Name) and node.id == "SystemExit":
+            out.append(f"{where} uses SystemExit")
+        elif isinstance(node, ast.Attribute) and node.attr == "SystemExit":
+            out.append(f"{where} uses SystemExit")
+        elif (isinstance(node, ast.Attribute) and node.attr in ("stdout", "stderr")
+              and isinstance(node.value, ast.Name) and node.value.id == "sys"):
+            out.append(f"{where} writes to sys.{node.attr}")
+    return out
+
+
+def test_analysis_is_a_library():
+    files = sorted((PKG / "analysis").glob("*.py"))
+    assert files
+    offences = [o for f in files for o in _analysis_offences(f)]
+    assert offences == [], "analysis/ holds CLI code: " + "; ".join(offences)
+
+
+def test_the_analysis_check_catches_cli_code(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import argparse\nfrom ..cli import x\nfrom tokenforge import cli\n"
+                   "def f():\n    print(1)\n    sys.stdout.write('x')\n    raise SystemExit(2)\n", encoding="utf-8")
+    assert len(_analysis_offences(bad)) == 6

@@ -30,12 +30,10 @@ from __future__ import annotations
 
 from ..models.bpe import BPE
 
-import argparse
-import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Accounting", "accounting_main", "register_accounting_args", "vocab_accounting"]
+__all__ = ["Accounting", "vocab_accounting"]
 
 
 def _ranges(sorted_ids: list[int]) -> list[tuple[int, int]]:
@@ -194,37 +192,3 @@ def vocab_accounting(tokenizer: Any, *, pad_to: int = 1, d_model: int | None = N
         d_model=d_model,
         tied=tied,
     )
-
-
-# ------------------------------------------------------------------ CLI
-def _positive_int(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
-    return n
-
-
-def register_accounting_args(parser: argparse.ArgumentParser) -> None:
-    """Add ``--accounting --pad-to N --d-model D --untied`` to ``tokenforge info``."""
-    g = parser.add_argument_group("vocab accounting (seed 000 §4.3)")
-    g.add_argument("--accounting", action="store_true",
-                   help="print the five vocab sizes: mergeable, special, len, max id + 1 (and holes), embedding rows")
-    g.add_argument("--pad-to", type=_positive_int, default=1, metavar="N",
-                   help="pad embedding rows to a multiple of N (default 1: no padding)")
-    g.add_argument("--d-model", type=_positive_int, default=None, metavar="D",
-                   help="hidden size: also print the embedding parameter count")
-    g.add_argument("--untied", action="store_true",
-                   help="input and output embeddings are separate: 2·V·d parameters instead of V·d")
-
-
-def accounting_main(tok: Any, args: argparse.Namespace) -> int:
-    """Print the accounting of ``tok`` for ``tokenforge info --accounting`` (``--json`` for JSON)."""
-    a = vocab_accounting(tok, pad_to=args.pad_to, d_model=args.d_model, tied=not args.untied)
-    if getattr(args, "json", False):
-        print(json.dumps(a.to_dict(), ensure_ascii=False, indent=2))
-    else:
-        print(a.format())
-    return 0

@@ -31,7 +31,6 @@ languages (:func:`udhr_sample`, ``data/udhr/SOURCES.md``).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import json
@@ -52,11 +51,9 @@ __all__ = [
     "TRAIN_KINDS",
     "CompareReport",
     "CompareRow",
-    "cmd_compare",
     "compare",
     "plot",
     "read_parallel_tsv",
-    "register_compare",
     "resolve_tokenizer",
     "udhr_sample",
 ]
@@ -415,40 +412,3 @@ def plot(report: CompareReport, path: str | os.PathLike, *, title: str | None = 
     fig.savefig(out)
     plt.close(fig)
     return out
-
-
-# ------------------------------------------------------------------ CLI
-def cmd_compare(args: argparse.Namespace) -> int:
-    """``tokenforge compare``: print the report; ``--plot`` also writes the chart."""
-    report = compare(args.tokenizers, args.text, reference=args.reference)
-    sys.stdout.write(report.format(args.format))
-    if args.plot:
-        try:
-            out = plot(report, args.plot)
-        except ImportError as exc:
-            raise TokenforgeError(str(exc)) from None
-        print(f"wrote {out}", file=sys.stderr)
-    return 0
-
-
-def register_compare(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``tokenforge compare TOKENIZERS... [--text FILES...] [--format F] [--plot OUT] [--reference LABEL]``."""
-    c = subparsers.add_parser(
-        "compare",
-        help="compare tokenizers on texts: bytes/token, chars/token, tokens/word, UNK rate, cost vs English",
-        description="Compare tokenizers on the same texts (seed 000 §1.2; seed 003). A tokenizer is an encoding "
-                    "name, a tokenizer file, or train:KIND[:VOCAB_SIZE] (KIND: " + ", ".join(TRAIN_KINDS) +
-                    ") trained now on the embedded corpus. Without --text: the shipped UDHR sample "
-                    "(articles 26-30 in 15 languages).",
-    )
-    c.add_argument("tokenizers", nargs="+", metavar="TOKENIZER",
-                   help="encoding name, tokenizer file, or train:KIND[:VOCAB_SIZE]")
-    c.add_argument("--text", nargs="+", default=None, metavar="FILE",
-                   help="text files (one text each) or .tsv files with lang and text columns "
-                        "(default: the shipped UDHR sample)")
-    c.add_argument("--format", default="table", choices=FORMATS, help="output format (default: table)")
-    c.add_argument("--plot", default=None, metavar="OUT.png", help="also save a bar chart of bytes/token (needs matplotlib)")
-    c.add_argument("--reference", default="en", metavar="LABEL",
-                   help="text to divide token counts by (default: en); '' for none")
-    c.set_defaults(func=cmd_compare)
-    return c

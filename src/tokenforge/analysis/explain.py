@@ -31,10 +31,7 @@ from __future__ import annotations
 
 from ..models.bpe import BPE
 
-import argparse
 import heapq
-import json
-import sys
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -48,10 +45,11 @@ __all__ = [
     "Merge",
     "PieceTrace",
     "explain",
+    "format_indent_costs",
+    "format_number_splits",
     "indent_costs",
     "merge_trace",
     "number_splits",
-    "register_explain",
     "render_bytes",
     "token_bytes",
 ]
@@ -529,62 +527,21 @@ def indent_costs(
     return rows
 
 
-# ---------------------------------------------------------------------------
-# CLI
-# ---------------------------------------------------------------------------
+def format_number_splits(rows: Iterable[Mapping[str, Any]], text: str = NUMBERS_TEXT) -> str:
+    """The rows of :func:`number_splits` as text: each encoding's pieces and tokens."""
+    lines = [f"numbers in {text!r} (seed 000 §5.1)"]
+    for r in rows:
+        lines.append(f"  {r['encoding']}")
+        lines.append("    pieces: " + " | ".join(repr(p) for p in r["pieces"]))
+        if r["tokens"] is not None:
+            lines.append("    tokens: " + " | ".join(r["tokens"]))
+    return "\n".join(lines)
 
 
-def _cmd_explain(args: argparse.Namespace) -> int:
-    from ..cli import _open_tokenizer
-
-    out: dict[str, Any] = {}
-    text_lines: list[str] = []
-    if args.text is not None:
-        tok = _open_tokenizer(args.tokenizer)
-        ex = explain(tok, args.text)
-        out["explain"] = ex.to_dict()
-        text_lines.append(ex.render())
-    if args.numbers:
-        specs = args.encodings or list(NUMBER_ENCODINGS)
-        rows = number_splits(args.numbers_text, specs)
-        out["numbers"] = rows
-        text_lines.append(f"\nnumbers in {args.numbers_text!r} (seed 000 §5.1)")
-        for r in rows:
-            text_lines.append(f"  {r['encoding']}")
-            text_lines.append("    pieces: " + " | ".join(repr(p) for p in r["pieces"]))
-            if r["tokens"] is not None:
-                text_lines.append("    tokens: " + " | ".join(r["tokens"]))
-    if args.indent:
-        specs = args.encodings or ["gpt2", "cl100k_base", "o200k_base"]
-        rows = indent_costs(specs, max_spaces=args.indent)
-        out["indent"] = rows
-        text_lines.append("\nextra tokens for n leading spaces on a line of code (seed 000 §5.2)")
-        text_lines.append("  " + f"{'n':<22}" + " ".join(f"{n:>3}" for n in range(args.indent + 1)))
-        for r in rows:
-            text_lines.append("  " + f"{r['encoding'][:22]:<22}" + " ".join(f"{c:>3}" for c in r["cost"]))
-    if not out:
-        raise SystemExit("tokenforge explain: give TEXT, --numbers or --indent N")
-    if args.json:
-        print(json.dumps(out, ensure_ascii=False, indent=2))
-    else:
-        sys.stdout.write("\n".join(text_lines).lstrip("\n") + "\n")
-    return 0
-
-
-def register_explain(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``tokenforge explain TEXT -t TOKENIZER [--json] [--numbers] [--indent N]``."""
-    p = subparsers.add_parser(
-        "explain",
-        help="show how a text is tokenized, stage by stage (normalize, pre-tokens, merges, ids)",
-    )
-    p.add_argument("text", nargs="?", help="text to explain")
-    p.add_argument("--tokenizer", "-t", default="cl100k_base", help="encoding name or tokenizer file")
-    p.add_argument("--numbers", action="store_true", help="show digit splitting under gpt2, cl100k and llama3 (seed 000 §5.1)")
-    p.add_argument("--numbers-text", default=NUMBERS_TEXT, help=f"text for --numbers (default {NUMBERS_TEXT!r})")
-    p.add_argument("--indent", type=int, nargs="?", const=16, default=None, metavar="N",
-                   help="show the token cost of 0..N leading spaces (default N=16; seed 000 §5.2)")
-    p.add_argument("--encodings", nargs="+", default=None, metavar="ENC",
-                   help="encodings for --numbers/--indent (names, files, or a pattern name like llama3)")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(func=_cmd_explain)
-    return p
+def format_indent_costs(rows: Iterable[Mapping[str, Any]], max_spaces: int) -> str:
+    """The rows of :func:`indent_costs` as a table: extra tokens for 0..``max_spaces`` leading spaces."""
+    lines = ["extra tokens for n leading spaces on a line of code (seed 000 §5.2)"]
+    lines.append("  " + f"{'n':<22}" + " ".join(f"{n:>3}" for n in range(max_spaces + 1)))
+    for r in rows:
+        lines.append("  " + f"{r['encoding'][:22]:<22}" + " ".join(f"{c:>3}" for c in r["cost"]))
+    return "\n".join(lines)

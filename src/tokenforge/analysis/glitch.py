@@ -61,10 +61,7 @@ from __future__ import annotations
 
 from ..models.bpe import BPE
 
-import argparse
-import json
 import math
-import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -81,8 +78,8 @@ __all__ = [
     "ReachabilityReport",
     "TokenReach",
     "find_glitch_tokens",
+    "format_reachability",
     "reachability",
-    "register_glitch",
     "unreachable_tokens",
 ]
 
@@ -587,63 +584,13 @@ def find_glitch_tokens(
     )
 
 
-# ---------------------------------------------------------------------------
-# CLI
-# ---------------------------------------------------------------------------
-
-
-def _cmd_glitch(args: argparse.Namespace) -> int:
-    from .._io import read_text
-    from ..cli import _open_tokenizer
-
-    tok = _open_tokenizer(args.tokenizer)
-    texts = [read_text(f) for f in args.text] if args.text else []
-    out: dict[str, Any] = {}
-    lines: list[str] = []
-    if texts:
-        rep = find_glitch_tokens(
-            tok, texts, expected=args.expected, rare_max=args.rare_max, check_reach=not args.no_reach
-        )
-        d = rep.to_dict()
-        d["candidates"] = d["candidates"][: args.top]
-        out["corpus"] = d
-        lines.append(rep.render(args.top))
-    if args.unreachable or not texts:
-        if not isinstance(tok.model, BPE):
-            from ..errors import TokenforgeError
-
-            raise TokenforgeError("--unreachable needs a byte-level BPE tokenizer")
-        reach = reachability(tok)
-        out["reachability"] = {"counts": reach.counts(), **{k: v[: args.top] for k, v in reach.to_dict().items() if k in ("unreachable", "undetermined")}}
-        lines.append("")
-        lines.append("reachability of every ordinary token (see tokenforge.analysis.glitch)")
-        for k, v in reach.counts().items():
-            lines.append(f"  {k:<40} {v:>8,}")
-        for status in (UNREACHABLE, UNDETERMINED):
-            for t in reach.by_status(status)[: args.top]:
-                lines.append(f"  {t.id:>8}  {status + '/' + t.reason:<38} {render_bytes(t.bytes)}")
-    if args.json:
-        print(json.dumps(out, ensure_ascii=False, indent=2))
-    else:
-        sys.stdout.write("\n".join(lines).lstrip("\n") + "\n")
-    return 0
-
-
-def register_glitch(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``tokenforge glitch -t TOKENIZER --text FILES [--top N] [--json] [--unreachable]``."""
-    p = subparsers.add_parser(
-        "glitch",
-        help="find glitch-token candidates: tokens a corpus never/rarely produces, and unreachable tokens",
-    )
-    p.add_argument("--tokenizer", "-t", default="cl100k_base", help="encoding name or tokenizer file")
-    p.add_argument("--text", nargs="+", default=None, metavar="FILE",
-                   help="corpus files to count tokens on (without: only the reachability scan)")
-    p.add_argument("--top", type=int, default=30, help="how many candidates to list (default 30)")
-    p.add_argument("--expected", default="rank", choices=["rank", "uniform"],
-                   help="expected-count model (default: rank band mean)")
-    p.add_argument("--rare-max", type=int, default=2, help="a token seen at most this often is a candidate (default 2)")
-    p.add_argument("--unreachable", action="store_true", help="also scan every token for reachability")
-    p.add_argument("--no-reach", action="store_true", help="do not check the candidates' reachability")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(func=_cmd_glitch)
-    return p
+def format_reachability(report: ReachabilityReport, top: int | None = None) -> str:
+    """A :class:`ReachabilityReport` as text: the counts, then the first ``top`` unreachable
+    and undetermined tokens (all of them when ``top`` is ``None``)."""
+    lines = ["reachability of every ordinary token (see tokenforge.analysis.glitch)"]
+    for k, v in report.counts().items():
+        lines.append(f"  {k:<40} {v:>8,}")
+    for status in (UNREACHABLE, UNDETERMINED):
+        for t in report.by_status(status)[:top]:
+            lines.append(f"  {t.id:>8}  {status + '/' + t.reason:<38} {render_bytes(t.bytes)}")
+    return "\n".join(lines)

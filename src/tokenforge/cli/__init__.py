@@ -1,0 +1,78 @@
+"""The ``tokenforge`` command: the library, one subcommand per job.
+
+    tokenforge train [FILES...] [--model bpe|wordpiece|unigram|spm-bpe] [--vocab-size N] [--special TOKEN]...
+                     [--pattern P] [--out PATH] [--workers N]
+    tokenforge encode [TEXT] [--file F] [--tokenizer T] [--allowed-special all|TOKEN,...] [--json]
+    tokenforge decode [IDS...] [--tokenizer T] [--json]
+    tokenforge info [--tokenizer T] [--json] [--accounting [--pad-to N] [--d-model D] [--untied]]
+    tokenforge compare TOKENIZERS... [--text FILES...] [--format table|markdown|csv|json] [--plot OUT.png]
+    tokenforge explain [TEXT] [-t T] [--numbers] [--indent [N]] [--encodings ENC...] [--json]
+    tokenforge offsets TEXT [-t T] [--json]
+    tokenforge bpb TEXT --nll NATS | --token-nll FILE
+    tokenforge heal PROMPT [-t T] [--max-backoff K]
+    tokenforge extend TOKENS... [-t T] [--kind special|lexical] [--test FILE] [--out PATH]
+    tokenforge chat MESSAGES.json [-t T] [--template chatml|llama3] [--generation-prompt]
+    tokenforge glitch [-t T] [--text FILES...] [--top N] [--expected rank|uniform] [--rare-max N] [--unreachable] [--json]
+
+With no files, ``train`` learns a byte-level BPE tokenizer from the corpus
+embedded in the package and reports bytes/token on each language's held-out
+text. ``--tokenizer`` takes a named encoding (``cl100k_base``, ``gpt2``, ...)
+or a tokenizer file. Errors print one line to stderr and exit with status 1.
+
+The commands live in one module per group: :mod:`.train`, :mod:`.encode`
+(encode, decode, offsets), :mod:`.info` (info, accounting) and :mod:`.analysis`
+(compare, explain, glitch, heal, extend, bpb, chat); :mod:`._common` opens a
+tokenizer by name or path and prints JSON and errors. The CLI only parses
+arguments, calls the library and prints; :mod:`tokenforge.analysis` never
+imports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from .. import __version__
+from ..errors import TokenforgeError
+from . import analysis, encode, info, train
+from ._common import DEFAULT_OUT, DEFAULT_TOKENIZER, print_error
+
+__all__ = ["DEFAULT_OUT", "DEFAULT_TOKENIZER", "build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tokenforge", description="Train, run and inspect tokenizers.")
+    p.add_argument("--version", action="version", version=f"tokenforge {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    train.register(sub)  # train
+    encode.register(sub)  # encode, decode
+    info.register(sub)  # info [--accounting --pad-to N --d-model D --untied]
+    analysis.register_compare(sub)
+    analysis.register_explain(sub)
+    analysis.register_glitch(sub)
+    encode.register_offsets(sub)
+    analysis.register(sub, DEFAULT_TOKENIZER)  # bpb, heal, extend, chat
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except TokenforgeError as exc:
+        print_error(exc)
+        return 1
+    except BrokenPipeError:  # output piped into `head` and closed: not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except OSError as exc:
+        print_error(exc)
+        return 1
+    except KeyboardInterrupt:
+        print("tokenforge: interrupted", file=sys.stderr)
+        return 130

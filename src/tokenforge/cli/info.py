@@ -1,0 +1,94 @@
+"""``tokenforge info``: sizes, specials, pattern and hashes; ``--accounting``: the five vocab sizes."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ._common import DEFAULT_TOKENIZER, open_tokenizer as _open_tokenizer, positive_int as _positive_int, print_json
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from ..formats.native import PARTS, part_hash
+
+    tok = _open_tokenizer(args.tokenizer)
+    if getattr(args, "accounting", False):
+        return accounting_main(tok, args)
+    data = tok.to_dict()
+
+    def kind(part):
+        d = data[part]
+        return None if d is None else d.get("type")
+
+    merges = getattr(tok.model, "merges", None)
+    pre = tok.pre_tokenizer
+    info = {
+        "name": tok.name,
+        "model": type(tok.model).__name__,
+        "plan": tok.plan,
+        "tokens": len(tok),
+        "model_tokens": tok.model.vocab_size,
+        "added_tokens": {t.content: t.id for t in tok.added_tokens},
+        "special_tokens": dict(tok.special_tokens),
+        "n_vocab": tok.n_vocab,
+        "merges": None if merges is None else len(merges),
+        "pattern_name": getattr(pre, "name", None) if tok.pattern is not None else None,
+        "pattern": tok.pattern,
+        "normalizer": kind("normalizer"),
+        "pre_tokenizer": kind("pre_tokenizer"),
+        "post_processor": kind("post_processor"),
+        "decoder": kind("decoder"),
+        "sha256": {part: part_hash(data[part]) for part in PARTS},
+    }
+    if args.json:
+        print_json(info, indent=2)
+        return 0
+    print(f"name            {info['name']}")
+    print(f"model           {info['model']} (plan: {tok.plan})")
+    print(f"tokens          {info['tokens']} ({info['model_tokens']} in the model, {len(info['added_tokens'])} added, "
+          f"{len(tok.special_tokens)} special)")
+    print(f"n_vocab         {info['n_vocab']} (largest id + 1)")
+    if info["merges"] is not None:
+        print(f"merges          {info['merges']}")
+    if info["pattern"] is not None:
+        print(f"pattern         {info['pattern_name'] or 'custom'}: {info['pattern']}")
+    for part in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
+        print(f"{part:<15} {info[part]}")
+    print("special tokens  " + (", ".join(f"{t}={i}" for t, i in info["special_tokens"].items()) or "none"))
+    for part, h in info["sha256"].items():
+        print(f"sha256 {part:<15} {h}")
+    return 0
+
+
+
+def register_accounting_args(parser: argparse.ArgumentParser) -> None:
+    """Add ``--accounting --pad-to N --d-model D --untied`` to ``tokenforge info``."""
+    g = parser.add_argument_group("vocab accounting (seed 000 §4.3)")
+    g.add_argument("--accounting", action="store_true",
+                   help="print the five vocab sizes: mergeable, special, len, max id + 1 (and holes), embedding rows")
+    g.add_argument("--pad-to", type=_positive_int, default=1, metavar="N",
+                   help="pad embedding rows to a multiple of N (default 1: no padding)")
+    g.add_argument("--d-model", type=_positive_int, default=None, metavar="D",
+                   help="hidden size: also print the embedding parameter count")
+    g.add_argument("--untied", action="store_true",
+                   help="input and output embeddings are separate: 2·V·d parameters instead of V·d")
+
+
+def accounting_main(tok: Any, args: argparse.Namespace) -> int:
+    """Print the accounting of ``tok`` for ``tokenforge info --accounting`` (``--json`` for JSON)."""
+    from ..analysis.accounting import vocab_accounting
+
+    a = vocab_accounting(tok, pad_to=args.pad_to, d_model=args.d_model, tied=not args.untied)
+    if getattr(args, "json", False):
+        print_json(a.to_dict(), indent=2)
+    else:
+        print(a.format())
+    return 0
+
+
+def register(sub: Any) -> None:
+    i = sub.add_parser("info", help="vocab size, specials, pattern and hashes")
+    i.add_argument("--tokenizer", "-t", default=DEFAULT_TOKENIZER, help="encoding name or tokenizer file")
+    i.add_argument("--json", action="store_true")
+    i.set_defaults(func=cmd_info)
+    register_accounting_args(i)  # --accounting --pad-to N --d-model D --untied

@@ -1,0 +1,162 @@
+"""``tokenforge train``: byte-level BPE, WordPiece, Unigram and SentencePiece BPE."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from ._common import DEFAULT_OUT, print_json, readable as _readable
+
+
+def _training_input(args: argparse.Namespace) -> tuple[list[Path], str, list[tuple[str, str]]]:
+    """The files to train on, a description, and held-out text per language (embedded corpus only)."""
+    from ..corpus import embedded_corpus
+
+    if args.files:
+        files = [Path(f) for f in args.files]
+        return files, f"{len(files)} file(s)", []
+    langs = embedded_corpus()
+    heldout = [(f"{lang.name} ({lang.code})", lang.heldout_text()) for lang in langs]
+    return [lang.train for lang in langs], f"embedded corpus, {len(langs)} languages", heldout
+
+
+def _train_pipeline(args: argparse.Namespace) -> int:
+    """``train --model wordpiece|unigram|spm-bpe``: the pipeline families."""
+    from .. import presets
+
+    files, source, heldout = _training_input(args)
+    common = dict(vocab_size=args.vocab_size, workers=args.workers, errors=args.errors, show_progress=True)
+    out = args.out
+    t0 = time.perf_counter()
+    if args.model == "wordpiece":
+        specials = args.special if args.special is not None else list(presets.BERT_SPECIALS)
+        # As HF's BertWordPieceTokenizer.train: the 1000 most frequent characters, pairs seen twice.
+        tok = presets.train_wordpiece(files, special_tokens=specials, limit_alphabet=1000, min_frequency=2, **common)
+        if out == DEFAULT_OUT:
+            out = "vocab.txt"
+        tok.save(out, format="bert_vocab" if out.endswith(".txt") else "tokenforge")
+        label = "WordPiece (BERT)"
+    else:
+        specials = args.special if args.special is not None else ["<s>", "</s>"]
+        if out == DEFAULT_OUT:
+            out = "tokenizer.model"
+        train = presets.train_unigram if args.model == "unigram" else presets.train_sentencepiece_bpe
+        kwargs = dict(special_tokens=specials, **common)
+        if args.byte_fallback is not None:
+            kwargs["byte_fallback"] = args.byte_fallback
+        if out.endswith(".model"):
+            tok = train(files, out=out, **kwargs)
+        else:
+            tok = train(files, **kwargs)
+            tok.save(out)
+        label = "Unigram (SentencePiece)" if args.model == "unigram" else "BPE (SentencePiece, byte fallback)"
+    seconds = time.perf_counter() - t0
+    vocab = tok.get_vocab()
+    longest = sorted(vocab.items(), key=lambda kv: (-len(kv[0]), kv[1]))[:10]
+    rows = []
+    for lang_label, text in heldout:
+        ids = tok.encode(text, disallowed_special=(), add_special_tokens=False)
+        nbytes = len(text.encode("utf-8"))
+        rows.append({"language": lang_label, "bytes": nbytes, "tokens": len(ids), "bytes_per_token": nbytes / max(len(ids), 1)})
+    summary = {
+        "out": out, "model": args.model, "source": source, "vocab_size": len(tok), "seconds": round(seconds, 3),
+        "longest_tokens": [{"id": i, "token": t} for t, i in longest], "heldout": rows,
+    }
+    if args.json:
+        print_json(summary, indent=2)
+        return 0
+    print(f"trained {label} on {source}")
+    print(f"  vocab size      {len(tok)}")
+    print(f"  training time   {seconds:.2f} s")
+    print(f"  written to      {out}")
+    print("  10 longest tokens:")
+    for t, i in longest:
+        print(f"    {i:>6}  {t}")
+    if rows:
+        print("  bytes/token on held-out text:")
+        for r in rows:
+            print(f"    {r['language']:<22} {r['bytes_per_token']:6.2f}  ({r['tokens']} tokens, {r['bytes']} bytes)")
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from ..trainers.bpe import BPETrainer
+
+    if args.model != "bpe":
+        return _train_pipeline(args)
+
+    specials = args.special if args.special is not None else ["<|endoftext|>"]
+    trainer = BPETrainer(
+        args.vocab_size,
+        special_tokens=specials,
+        pattern=None if args.pattern == "none" else args.pattern,
+        workers=args.workers,
+        errors=args.errors,
+        show_progress=None,
+    )
+    files, source, heldout = _training_input(args)
+    t0 = time.perf_counter()
+    tok = trainer.train(files)
+    seconds = time.perf_counter() - t0
+    report = trainer.last_report
+    tok.save(args.out)
+    longest = sorted(tok.model.vocab.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:10]
+    rows = []
+    for label, text in heldout:
+        ids = tok.encode_ordinary(text)
+        rows.append({"language": label, "bytes": len(text.encode("utf-8")), "tokens": len(ids),
+                     "bytes_per_token": len(text.encode("utf-8")) / max(len(ids), 1)})
+    summary = {
+        "out": args.out,
+        "source": source,
+        "vocab_size": len(tok),
+        "merges": report.merges_learned,
+        "stopped_early": report.stopped_early,
+        "seconds": round(seconds, 3),
+        "input_bytes": report.input_bytes,
+        "input_mb_per_s": round(report.input_bytes / 1e6 / max(seconds, 1e-9), 3),
+        "distinct_pretokens": report.distinct_pretokens,
+        "longest_tokens": [{"id": i, "token": _readable(t), "bytes": len(t)} for i, t in longest],
+        "heldout": rows,
+    }
+    if args.json:
+        print_json(summary, indent=2)
+        return 0
+    print(f"trained byte-level BPE on {source}: {report.input_bytes / 1e6:.2f} MB")
+    print(f"  vocab size      {len(tok)} ({report.merges_learned} merges, {len(specials)} special)")
+    if report.stopped_early:
+        print(f"  stopped early   no pair left to merge after {report.merges_learned} of {report.merges_requested} merges")
+    print(f"  training time   {seconds:.2f} s ({summary['input_mb_per_s']:.2f} MB/s; counting "
+          f"{report.counting_seconds:.2f} s, merging {report.merging_seconds:.2f} s)")
+    print(f"  written to      {args.out}")
+    print("  10 longest tokens:")
+    for i, t in longest:
+        print(f"    {i:>6}  {len(t):>3} B  {_readable(t)}")
+    if rows:
+        print("  bytes/token on held-out text:")
+        for r in rows:
+            print(f"    {r['language']:<22} {r['bytes_per_token']:6.2f}  ({r['tokens']} tokens, {r['bytes']} bytes)")
+    return 0
+
+
+def register(sub: Any) -> None:
+    t = sub.add_parser("train", help="train a tokenizer (default: byte-level BPE on the embedded corpus)")
+    t.add_argument("files", nargs="*", help="UTF-8 text files (default: the embedded multilingual corpus)")
+    t.add_argument("--model", default="bpe", choices=["bpe", "wordpiece", "unigram", "spm-bpe"],
+                   help="bpe: byte-level BPE (GPT style, default); wordpiece: BERT; unigram: SentencePiece "
+                        "Unigram (writes a .model); spm-bpe: SentencePiece BPE with byte fallback (Llama 2 style)")
+    t.add_argument("--byte-fallback", dest="byte_fallback", action="store_true", default=None,
+                   help="unigram/spm-bpe: add <0xXX> pieces for characters outside the vocabulary")
+    t.add_argument("--no-byte-fallback", dest="byte_fallback", action="store_false")
+    t.add_argument("--vocab-size", type=int, default=4096, help="total vocab size incl. 256 bytes and specials (default 4096)")
+    t.add_argument("--special", action="append", default=None, metavar="TOKEN",
+                   help="special token, repeatable (default: <|endoftext|>)")
+    t.add_argument("--pattern", default="gpt2", help="split pattern: gpt2, cl100k, o200k, llama3, qwen, none, or a regex")
+    t.add_argument("--out", default=DEFAULT_OUT, help=f"output file (default {DEFAULT_OUT})")
+    t.add_argument("--workers", type=int, default=None, help="counting processes (default: all cores)")
+    t.add_argument("--errors", default="strict", choices=["strict", "replace", "ignore"],
+                   help="what to do with bytes that are not UTF-8 (default strict: fail)")
+    t.add_argument("--json", action="store_true", help="print the report as JSON")
+    t.set_defaults(func=cmd_train)
