@@ -43,8 +43,8 @@ def test_whole_piece_lookup_wins_before_merging():
     vocab = {b: bytes([b]) for b in range(256)}
     vocab[256] = b"xyz"
     model = BPE(vocab)
-    assert model.encode_piece(b"xyz") == [256]
-    assert model.encode_piece(b"xyzx") == [ord("x"), ord("y"), ord("z"), ord("x")]
+    assert model.encode_bytes(b"xyz") == [256]
+    assert model.encode_bytes(b"xyzx") == [ord("x"), ord("y"), ord("z"), ord("x")]
 
 
 

@@ -89,7 +89,8 @@ def test_info_prints_sizes_specials_pattern_and_hashes(capsys):
     assert info["tokens"] == 100261 and info["n_vocab"] == 100277
     assert info["special_tokens"]["<|endoftext|>"] == 100257
     assert info["pattern_name"] == "cl100k"
-    assert set(info["sha256"]) == {"pre_tokenizer", "model", "special_tokens", "decoder"}
+    assert set(info["sha256"]) == {"normalizer", "pre_tokenizer", "model", "post_processor", "decoder", "added_tokens"}
+    assert info["plan"] == "rank-bpe"
 
 
 @pytest.mark.parametrize(

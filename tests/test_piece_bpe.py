@@ -394,17 +394,17 @@ def _byte_bpe() -> BPE:
 @given(st.binary(max_size=60).map(lambda b: bytes(c % 3 + 97 for c in b)), st.integers(0, 2**32))
 def test_byte_level_dropout_zero_exact_one_bytes_deterministic(piece, seed):
     model = _byte_bpe()
-    assert model.encode_piece(piece, dropout=0.0, rng=random.Random(seed)) == model.encode_piece(piece)
-    assert model.encode_piece(piece, dropout=1.0, rng=random.Random(seed)) == list(piece)
-    a = model.encode_piece(piece, dropout=0.4, rng=random.Random(seed))
-    assert a == model.encode_piece(piece, dropout=0.4, rng=random.Random(seed))
+    assert model.encode_bytes(piece, dropout=0.0, rng=random.Random(seed)) == model.encode_bytes(piece)
+    assert model.encode_bytes(piece, dropout=1.0, rng=random.Random(seed)) == list(piece)
+    a = model.encode_bytes(piece, dropout=0.4, rng=random.Random(seed))
+    assert a == model.encode_bytes(piece, dropout=0.4, rng=random.Random(seed))
     assert b"".join(model.token_bytes(i) for i in a) == piece
 
 
 def test_byte_level_dropout_uses_the_heap_path_for_long_pieces():
     model = _byte_bpe()
     piece = b"ab" * 1000
-    assert len(model.encode_piece(piece, dropout=0.1, rng=random.Random(0))) > len(model.encode_piece(piece))
+    assert len(model.encode_bytes(piece, dropout=0.1, rng=random.Random(0))) > len(model.encode_bytes(piece))
     assert bpe_module._merge_dropout_bytes(model.ranks, piece, 0.0, random.Random(0)) == bpe_module.bpe_merge_bytes(
         model.ranks, piece
     )

@@ -389,14 +389,14 @@ def test_fused_pipeline_path_equals_general_path(shared_data, model):
     if not path.is_file():
         pytest.skip(f"{model} not found")
     tok = tokenforge.load(str(path))
-    assert tok._fast_encoder() is not None
+    assert tok.plan == "sentencepiece"
     texts = ["", " ", "Hello  world", "  ﬃ\u3000x ", "吾輩は猫である。名前はまだ無い。", "龘😀 x", "<s> a </s>"]
     f = shared_data / "text" / "tinyshakespeare.txt"
     if f.is_file():
         texts += f.read_text(encoding="utf-8")[:3000].splitlines()
     for text in texts:
         fused = tok.encode(text, disallowed_special=())
-        pieces = [p for seg, first in tok._ordinary_segments(text) for p in tok._pieces(seg, first)]
+        pieces = [p for seg, first in tok._ordinary_segments(text) for p in tok._plan.pieces(seg, first)]
         general = [i for p in pieces for i in tok.model.encode_piece(p)]
         assert fused == general, text
         assert tok.encode(text, allowed_special="all") == tok.encode_full(text, allowed_special="all").ids, text

@@ -28,8 +28,14 @@ methods only, and picks:
 
 Every plan encodes one *ordinary* stretch of text: added and special tokens
 are split off by the tokenizer before, and post-processing happens after. A
-plan never changes ids; ``tests/test_plans.py`` checks which plan each
-shipped vocabulary gets and that every plan equals the ``python`` plan.
+plan never changes ids; the tests check which plan each shipped vocabulary
+gets and that every plan equals the ``python`` plan.
+
+>>> import tokenforge
+>>> tokenforge.get_encoding("cl100k_base").plan
+'rank-bpe'
+>>> tokenforge.Tokenizer(tokenforge.get_encoding("gpt2").model, pre_tokenizer="gpt2", backend="python").plan
+'python'
 """
 
 from __future__ import annotations
@@ -58,9 +64,9 @@ def default_threads(num_threads: int | None) -> int:
     if num_threads is None:
         return os.cpu_count() or 1
     if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
-        from .errors import EncodeInputError
+        from .errors import InvalidArgumentError
 
-        raise EncodeInputError(f"num_threads must be a positive int, got {num_threads!r}")
+        raise InvalidArgumentError(f"num_threads must be a positive int, got {num_threads!r}")
     return num_threads
 
 

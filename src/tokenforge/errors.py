@@ -58,6 +58,11 @@ class EncodeInputError(TokenforgeError, TypeError):
     """Something other than ``str`` was passed where text was expected."""
 
 
+class InvalidArgumentError(TokenforgeError, ValueError):
+    """An argument has the right type but a value outside what the call accepts
+    (a thread count of 0, an unknown dtype or format name, a probability above 1)."""
+
+
 class DecodeError(TokenforgeError, UnicodeError):
     """Token bytes are not valid UTF-8 and ``errors="strict"`` was asked for."""
 

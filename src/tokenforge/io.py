@@ -17,6 +17,15 @@
 Every one gives a :class:`~tokenforge.Tokenizer`. The readers and writers of
 each format live in :mod:`tokenforge.formats`; every writer is atomic
 (temporary file, then rename).
+
+>>> import os, tempfile, tokenforge
+>>> enc = tokenforge.get_encoding("gpt2")
+>>> path = os.path.join(tempfile.mkdtemp(), "gpt2.tiktoken")
+>>> save(enc, path, format="tiktoken")
+>>> detect_format(path)
+'tiktoken'
+>>> load(path).encode("hello world") == enc.encode("hello world")
+True
 """
 
 from __future__ import annotations

@@ -54,6 +54,7 @@ from .errors import (
     DecodeError,
     EncodeInputError,
     FileFormatError,
+    InvalidArgumentError,
     SpecialTokenError,
     UnknownIdError,
     UnknownTokenError,
@@ -133,7 +134,7 @@ class Tokenizer:
 
     WordPiece, built by hand from its stages:
 
-    >>> from tokenforge.models import WordPiece
+    >>> from tokenforge.models.wordpiece import WordPiece
     >>> from tokenforge import normalizers, pretokenizers, postprocessors, decoders
     >>> vocab = {"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "hello": 3, "wor": 4, "##ld": 5, "!": 6}
     >>> tok = Tokenizer(
@@ -529,9 +530,9 @@ class Tokenizer:
         import numpy as np
 
         if dtype not in ("uint32", "uint16"):
-            raise EncodeInputError(f"dtype must be 'uint32' or 'uint16', got {dtype!r}")
+            raise InvalidArgumentError(f"dtype must be 'uint32' or 'uint16', got {dtype!r}")
         if dtype == "uint16" and self.max_token_value > 0xFFFF:
-            raise EncodeInputError(
+            raise InvalidArgumentError(
                 f"ids of this tokenizer go up to {self.max_token_value}, which does not fit in uint16"
             )
         _check_text(text)

@@ -20,6 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..encoding import TokenSpan, surrogate_alignment
+from ..errors import EncodeInputError
+from ..tokenizer import Tokenizer
 
 __all__ = ["TokenSpan", "encode_with_offsets", "surrogate_alignment"]
 
@@ -33,4 +35,6 @@ def encode_with_offsets(tokenizer: Any, text: str, **encode_kwargs: Any) -> list
     >>> [(s.token, s.start, s.end) for s in encode_with_offsets(enc, "Hello world")]
     [('Hello', 0, 5), ('Ġworld', 5, 11)]
     """
+    if not isinstance(tokenizer, Tokenizer):
+        raise EncodeInputError(f"encode_with_offsets takes a tokenforge Tokenizer, got {type(tokenizer).__name__}")
     return tokenizer.encode_with_offsets(text, **encode_kwargs)

@@ -1,0 +1,222 @@
+"""One Tokenizer type: every method, with one signature, on every model family.
+
+Each family is built from the files a user has (shipped encodings, the small
+fixture models, tokenizers written and read back in each format), and every
+method of the public API is checked against plain ``encode``/``decode``: batch
+equals one by one (on threads too), numpy equals lists, streaming equals whole,
+offsets slice the text, and the plan chosen at construction never changes ids.
+"""
+
+from __future__ import annotations
+
+import io
+import lzma
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tokenforge
+from tokenforge import AddedToken, Tokenizer, decoders, normalizers, postprocessors, pretokenizers
+from tokenforge.models.wordlevel import WordLevel
+from tokenforge.models.wordpiece import WordPiece
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+TEXTS = [
+    "",
+    "Hello, world! The quick brown fox.",
+    "naïve café — déjà vu; ﬃ ligature",
+    "吾輩は猫である。名前はまだ無い。 中文分词",
+    "emoji 🙂👩‍👩‍👧 flags 🇫🇷 and ZWJ",
+    "  leading and trailing spaces  \n\ttabs\r\nCRLF",
+    "مرحبا بالعالم שלום עולם",
+    "x" * 300,
+    "def f(x):\n    return x ** 2  # code\n",
+]
+
+
+def _xz(tmp_path: Path, name: str) -> Path:
+    out = tmp_path / name
+    out.write_bytes(lzma.decompress((FIXTURES / "differential" / f"{name}.xz").read_bytes()))
+    return out
+
+
+def _bert(tmp_path: Path) -> Tokenizer:
+    return tokenforge.load(_xz(tmp_path, "bert-base-chinese_vocab.txt"), lowercase=True)
+
+
+def _wordlevel(_tmp_path: Path) -> Tokenizer:
+    words = sorted({w for t in TEXTS for w in t.split()})
+    vocab = {"[UNK]": 0, **{w: i + 3 for i, w in enumerate(words)}}
+    return Tokenizer(
+        WordLevel(vocab, "[UNK]"),
+        normalizer=normalizers.NFC(),
+        pre_tokenizer=pretokenizers.WhitespaceSplit(),
+        post_processor=postprocessors.TemplateProcessing("[CLS] $A [SEP]", "[CLS] $A [SEP] $B:1 [SEP]:1",
+                                                         [("[CLS]", 1), ("[SEP]", 2)]),
+        added_tokens=[AddedToken("[CLS]", 1), AddedToken("[SEP]", 2), AddedToken("[UNK]", 0)],
+    )
+
+
+def _hf_byte_level(tmp_path: Path) -> Tokenizer:
+    path = tmp_path / "gpt2.json"
+    tokenforge.get_encoding("gpt2").save(str(path), format="hf")
+    return tokenforge.load(path)
+
+
+def _gpt2_files(tmp_path: Path) -> Tokenizer:
+    d = tmp_path / "gpt2dir"
+    d.mkdir()
+    tokenforge.get_encoding("gpt2").save(str(d), format="gpt2")
+    return tokenforge.load(d)
+
+
+FAMILIES = {
+    # family: (builder, expected plan)
+    "tiktoken cl100k_base": (lambda p: tokenforge.get_encoding("cl100k_base"), "rank-bpe"),
+    "gpt2 vocab.json+merges.txt": (_gpt2_files, "rank-bpe"),
+    "HF byte-level tokenizer.json": (_hf_byte_level, "rank-bpe"),
+    "SentencePiece Unigram .model": (lambda p: tokenforge.load(_xz(p, "spm_test_unigram.model")), "sentencepiece"),
+    "SentencePiece BPE .model": (lambda p: tokenforge.load(_xz(p, "hf_test_bpe.model")), "sentencepiece"),
+    "BERT WordPiece vocab.txt": (_bert, "python"),
+    "WordLevel by hand": (_wordlevel, "python"),
+}
+
+
+@pytest.fixture(scope="module", params=list(FAMILIES))
+def family(request, tmp_path_factory):
+    build, plan = FAMILIES[request.param]
+    return build(tmp_path_factory.mktemp("family")), plan
+
+
+def test_every_family_is_a_tokenizer_with_the_expected_plan(family):
+    tok, plan = family
+    assert type(tok) is Tokenizer
+    if tokenforge._native.available():
+        assert tok.plan == plan
+    assert repr(tok).startswith("<Tokenizer")
+
+
+def test_the_plan_never_changes_ids(family):
+    tok, _ = family
+    reference = Tokenizer.from_dict(tok.to_dict(), backend="python")
+    assert reference.plan == "python"
+    for t in TEXTS:
+        assert tok.encode(t) == reference.encode(t), t
+        assert tok.encode_ordinary(t) == reference.encode_ordinary(t), t
+
+
+def test_batch_numpy_and_threads_equal_one_by_one(family):
+    tok, _ = family
+    texts = TEXTS * 3
+    single = [tok.encode(t) for t in texts]
+    assert tok.encode_batch(texts) == single
+    assert tok.encode_batch(texts, num_threads=2) == single
+    assert tok.encode_batch(texts, num_threads=1) == single
+    ids, offsets = tok.encode_batch_to_numpy(texts, num_threads=2)
+    assert ids.dtype == np.uint32 and offsets.dtype == np.int64
+    assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(texts))] == single
+    for t in TEXTS:
+        assert tok.encode_to_numpy(t).tolist() == tok.encode(t)
+    assert tok.encode_ordinary_batch(texts, num_threads=2) == [tok.encode_ordinary(t) for t in texts]
+
+
+def test_encode_iterable_equals_encode_of_the_whole(family):
+    tok, _ = family
+    text = "\n".join(TEXTS) * 20
+    chunks = io.StringIO(text)
+    assert list(tok.encode_iterable(chunks)) == tok.encode(text, add_special_tokens=False)
+
+
+def test_decode_round_trips_and_batch_and_bytes_agree(family):
+    tok, _ = family
+    for t in TEXTS:
+        ids = tok.encode(t)
+        text = tok.decode(ids, skip_special_tokens=True)
+        assert tok.decode_bytes(ids, skip_special_tokens=True).decode("utf-8", "replace") == text
+        assert tok.decode_batch([ids, ids], skip_special_tokens=True) == [text, text]
+    if tok.is_byte_level:
+        for t in TEXTS:
+            assert tok.decode(tok.encode(t), skip_special_tokens=True) == t
+
+
+def test_stream_decoder_equals_whole_decode(family):
+    tok, _ = family
+    for t in TEXTS:
+        ids = tok.encode(t)
+        for skip in (False, True):
+            dec = tok.stream_decoder(skip_special_tokens=skip)
+            streamed = "".join(dec.step(i) for i in ids) + dec.finish()
+            assert streamed == tok.decode(ids, skip_special_tokens=skip), t
+            assert type(dec) is tokenforge.StreamDecoder
+
+
+def test_encode_full_offsets_slice_the_text(family):
+    tok, _ = family
+    for t in TEXTS:
+        full = tok.encode_full(t)
+        assert full.ids == tok.encode(t)
+        assert len(full.tokens) == len(full.ids) == len(full.offsets) == len(full.type_ids)
+        for tid, tokstr, (s, e) in zip(full.ids, full.tokens, full.offsets):
+            assert 0 <= s <= e <= len(t)
+            assert tok.id_to_token(tid) == tokstr
+        spans = tok.encode_with_offsets(t)
+        assert [s.id for s in spans] == full.ids
+        data = t.encode("utf-8")
+        for s in spans:
+            assert 0 <= s.byte_start <= s.byte_end <= len(data)
+
+
+def test_token_and_id_lookups_agree(family):
+    tok, _ = family
+    vocab = tok.get_vocab()
+    assert len(tok) == len(vocab) and tok.n_vocab == tok.max_token_value + 1
+    for token, i in list(vocab.items())[:200]:
+        assert tok.id_to_token(i) == token or tok.token_to_id(tok.id_to_token(i)) == i
+        assert tok.token_to_id(token) == i or vocab[tok.id_to_token(tok.token_to_id(token))] == tok.token_to_id(token)
+    with pytest.raises(tokenforge.UnknownIdError):
+        tok.id_to_token(tok.n_vocab + 5)
+    with pytest.raises(tokenforge.UnknownIdError):
+        tok.decode([tok.n_vocab + 5])
+    with pytest.raises(tokenforge.UnknownTokenError):
+        tok.token_to_id("no such token \u2603\u2603\u2603")
+
+
+def test_special_token_policy_is_the_same_everywhere(family):
+    tok, _ = family
+    if not tok.special_tokens:
+        pytest.skip("no special tokens")
+    special = max((s for s in tok.special_tokens if "unk" not in s.lower()), key=len)
+    text = f"a {special} b"
+    with pytest.raises(tokenforge.SpecialTokenError):
+        tok.encode(text)
+    with pytest.raises(tokenforge.SpecialTokenError):
+        tok.encode_batch([text])
+    assert tok.special_tokens[special] in tok.encode(text, allowed_special="all")
+    assert tok.special_tokens[special] not in tok.encode(text, disallowed_special=(), add_special_tokens=False)
+    assert tok.encode_ordinary(text) == tok.encode(text, disallowed_special=(), add_special_tokens=False)
+
+
+def test_save_load_and_pickle_keep_ids(family, tmp_path):
+    tok, plan = family
+    path = tmp_path / "tok.json"
+    tok.save(str(path))
+    again = tokenforge.load(path)
+    clone = pickle.loads(pickle.dumps(tok))
+    for other in (again, clone):
+        assert other == tok and other.plan == tok.plan
+        for t in TEXTS:
+            assert other.encode(t) == tok.encode(t)
+
+
+def test_bad_arguments_raise_tokenforge_errors(family):
+    tok, _ = family
+    with pytest.raises(tokenforge.EncodeInputError):
+        tok.encode(b"bytes")
+    with pytest.raises(tokenforge.EncodeInputError):
+        tok.encode_batch("one string")
+    with pytest.raises(tokenforge.InvalidArgumentError):
+        tok.encode_batch(["ok"], num_threads=0)
+    with pytest.raises(tokenforge.InvalidArgumentError):
+        tok.encode_to_numpy("x", dtype="int8")
