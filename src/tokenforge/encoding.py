@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["Encoding", "TokenSpan", "surrogate_alignment", "token_spans"]
+__all__ = ["Encoding", "TokenSpan", "surrogate_alignment", "token_spans", "utf8_char_starts"]
 
 
 @dataclass
@@ -150,7 +150,7 @@ def surrogate_alignment(text: str) -> tuple[str, list[tuple[int, int]]]:
     return "".join(out), align
 
 
-def _byte_starts(text: str) -> list[int]:
+def utf8_char_starts(text: str) -> list[int]:
     """``starts[k]`` = UTF-8 byte offset of character ``k``; ``starts[len(text)]`` = total."""
     starts = [0] * (len(text) + 1)
     pos = 0
@@ -167,7 +167,7 @@ def token_spans(enc: Encoding, text: str, token_bytes: Callable[[str], bytes | N
     with its code-point and byte span; ``token_bytes(token)`` gives the exact bytes of a
     byte token, or ``None``."""
     fixed, align = surrogate_alignment(text)
-    starts = _byte_starts(fixed)
+    starts = utf8_char_starts(fixed)
     n = len(enc.ids)
     added = [enc.sequence_ids[k] is None for k in range(n)]
     spans: list[tuple[int, int]] = []

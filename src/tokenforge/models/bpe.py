@@ -36,6 +36,7 @@ from typing import Any, Mapping, Sequence
 
 from .. import _native
 from .. import bytelevel as _bytelevel
+from ..encoding import utf8_char_starts
 from ..errors import EncodeInputError, FileFormatError, UnknownTokenError
 
 #: Ids are stored as 32-bit values (one value is reserved as "no token").
@@ -267,7 +268,7 @@ class BPE:
         """
         data = piece.encode("utf-8", "surrogatepass")
         ids = self.encode_bytes(data)
-        starts = _char_starts(piece)
+        starts = utf8_char_starts(piece)
         out = []
         pos = 0
         ci = 0
@@ -410,18 +411,6 @@ class BPE:
                 except (TypeError, ValueError, KeyError):
                     raise FileFormatError(f"model.merges[{n}] is not a pair of known ids: {entry!r}") from None
         return cls(vocab, merges)
-
-
-def _char_starts(text: str) -> list[int]:
-    """UTF-8 byte offset of each character of ``text``, then the total."""
-    starts = [0] * (len(text) + 1)
-    pos = 0
-    for k, c in enumerate(text):
-        starts[k] = pos
-        o = ord(c)
-        pos += 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
-    starts[len(text)] = pos
-    return starts
 
 
 class _RanksBelow:
