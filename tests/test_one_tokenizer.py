@@ -220,3 +220,15 @@ def test_bad_arguments_raise_tokenforge_errors(family):
         tok.encode_batch(["ok"], num_threads=0)
     with pytest.raises(tokenforge.InvalidArgumentError):
         tok.encode_to_numpy("x", dtype="int8")
+
+
+def test_lone_surrogates_become_u_fffd_on_every_path(family):
+    tok, _ = family
+    bad, good = "a\ud800b \udfff", "a\ufffdb \ufffd"
+    assert tok.encode(bad) == tok.encode(good)
+    assert tok.encode_ordinary(bad) == tok.encode_ordinary(good)
+    assert tok.encode_batch([bad, "x"], num_threads=2) == [tok.encode(good), tok.encode("x")]
+    assert tok.encode_to_numpy(bad).tolist() == tok.encode(good)
+    ids, offsets = tok.encode_batch_to_numpy([bad])
+    assert ids.tolist() == tok.encode(good)
+    assert tok.encode_full(bad).ids == tok.encode(good)

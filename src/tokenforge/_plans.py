@@ -70,6 +70,18 @@ def default_threads(num_threads: int | None) -> int:
     return num_threads
 
 
+def fix_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (a high+low pair becomes the
+    character it spells), as tiktoken does; text without surrogates is returned as is."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 class Plan:
     """How ordinary text becomes ids. Subclasses override what they do natively."""
 
@@ -107,9 +119,11 @@ class Plan:
             out.extend(ids)
 
     def encode(self, text: str, first: bool = True) -> list[int]:
-        """Ids of one ordinary stretch of text (no added tokens in it)."""
+        """Ids of one ordinary stretch of text (no added tokens in it). Lone surrogates
+        are replaced by U+FFFD first (the native plans raise ``UnicodeEncodeError`` on
+        them instead, and the tokenizer replaces them then)."""
         out: list[int] = []
-        self.encode_pieces(self.pieces(text, first), out)
+        self.encode_pieces(self.pieces(fix_surrogates(text), first), out)
         return out
 
     # -- batches -----------------------------------------------------------------
@@ -233,7 +247,7 @@ class SentencePiecePlan(Plan):
         self._fused = fused
 
     def encode(self, text: str, first: bool = True) -> list[int]:
-        return self._fused(text) if text else []
+        return self._fused(fix_surrogates(text)) if text else []
 
     def describe(self) -> str:
         return f"sentencepiece (native normalizer + {type(self.model).__name__})"

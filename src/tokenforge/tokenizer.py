@@ -47,6 +47,7 @@ import regex
 
 from . import _plans, bytelevel
 from ._plans import default_threads
+from ._plans import fix_surrogates as _fix_surrogates
 from .decoders import ByteLevel as ByteLevelDecoder
 from .decoders import Decoder, StreamDecoder, bytes_to_text, check_errors, decoder_from_dict
 from .encoding import Encoding, TokenSpan, token_spans
@@ -153,7 +154,8 @@ class Tokenizer:
 
     __slots__ = (
         "_model", "_normalizer", "_pre", "_post", "_decoder", "_added", "_added_by_id", "_specials",
-        "_name", "_matchers", "_plan", "_has_normalized", "_backend", "_max_id", "__weakref__",
+        "_name", "_matchers", "_plan", "_has_normalized", "_backend", "_max_id", "_plain", "_plan_encode",
+        "_byte_level", "_fast_decode", "__weakref__",
     )
 
     def __init__(
@@ -227,6 +229,13 @@ class Tokenizer:
             normalizer, pre_tokenizer, model, decoder, {i: t.content for i, t in by_id.items()}, backend
         )
         self._max_id = max([*(t.id for t in self._added), _model_max_id(model)])
+        # Ordinary text goes to the plan whole when no added token is matched without asking.
+        self._plain = not self._has_normalized and all(t.special for t in self._added)
+        self._plan_encode = self._plan.encode
+        self._byte_level = isinstance(decoder, ByteLevelDecoder) and (
+            isinstance(model, BPE) or isinstance(self._plan, _plans.RankBPEPlan)
+        )
+        self._fast_decode = self._plan.decode_bytes if self._byte_level else None
 
     # ------------------------------------------------------------------ info
     @property
@@ -276,9 +285,7 @@ class Tokenizer:
     @property
     def is_byte_level(self) -> bool:
         """Whether every token stands for bytes (byte-level BPE): decoding joins token bytes."""
-        return isinstance(self._decoder, ByteLevelDecoder) and (
-            isinstance(self._model, BPE) or isinstance(self._plan, _plans.RankBPEPlan)
-        )
+        return self._byte_level
 
     @property
     def special_tokens(self) -> Mapping[str, int]:
@@ -428,8 +435,19 @@ class Tokenizer:
         >>> enc.encode(" tokenization", dropout=0.3, seed=7) == enc.encode(" tokenization", dropout=0.3, seed=7)
         True
         """
+        allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
+        if dropout is None and not sample and pair is None and not allowed and self._plain:
+            # The common case, kept short: no added token can match, the plan takes the text.
+            if type(text) is not str:
+                _check_text(text)
+            if disallowed:
+                self._specials.check(text, disallowed)
+            try:
+                ids = self._plan_encode(text) if text else []
+            except UnicodeEncodeError:  # lone surrogates: replaced by U+FFFD, as tiktoken does
+                ids = self._plan_encode(_fix_surrogates(text))
+            return ids if self._post is None else self._post.process_ids(ids, None, add_special_tokens)
         model_kwargs = self._sampling_kwargs(dropout, sample, alpha, nbest_size, seed)
-        allowed, disallowed = self._resolve(allowed_special, disallowed_special)
         ids_a = self._encode_ids(text, allowed, disallowed, model_kwargs)
         ids_b = None if pair is None else self._encode_ids(pair, allowed, disallowed, model_kwargs)
         if self._post is None:
@@ -443,6 +461,13 @@ class Tokenizer:
         >>> tokenforge.get_encoding("gpt2").encode_ordinary("<|endoftext|>")[:3]
         [27, 91, 437]
         """
+        if self._plain:
+            if type(text) is not str:
+                _check_text(text)
+            try:
+                return self._plan_encode(text) if text else []
+            except UnicodeEncodeError:
+                return self._plan_encode(_fix_surrogates(text))
         return self._encode_ids(text, _NOTHING, _NOTHING, None)
 
     def encode_batch(
@@ -938,9 +963,19 @@ class Tokenizer:
         U+FFFD under ``errors="replace"`` and raise :class:`DecodeError` under
         ``"strict"``. ``skip_special_tokens=True`` drops special tokens (``[CLS]``,
         ``</s>``, ``<|endoftext|>``). Unknown ids raise :class:`UnknownIdError`."""
+        fast = self._fast_decode
+        if fast is not None and not skip_special_tokens:
+            if type(ids) is not list:
+                ids = list(ids)
+            try:
+                data = fast(ids)
+            except LookupError as exc:
+                pos = exc.args[0]
+                raise UnknownIdError(self._unknown_id_message(ids[pos], pos)) from None
+            return data.decode("utf-8", "replace") if errors == "replace" else bytes_to_text(data, errors)
         check_errors(errors)
         ids = ids if isinstance(ids, list) else list(ids)
-        if self.is_byte_level:
+        if self._byte_level:
             return bytes_to_text(self.decode_bytes(ids, skip_special_tokens=skip_special_tokens), errors)
         tokens = self._tokens_for_decode(ids, skip_special_tokens)
         if self._decoder is None:
@@ -1169,13 +1204,3 @@ def _check_text(text: object) -> None:
     if not isinstance(text, str):
         hint = " (decode bytes to str first)" if isinstance(text, (bytes, bytearray)) else ""
         raise EncodeInputError(f"encode expects str, got {type(text).__name__}{hint}")
-
-
-def _fix_surrogates(text: str) -> str:
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
