@@ -61,7 +61,7 @@ from .errors import (
     UnknownTokenError,
 )
 from .models import model_from_dict
-from .models.bpe import BPE, _check_dropout
+from .models.bpe import BPE, PieceBPE, _check_dropout
 from .normalizers import NormalizedText, normalizer_from_dict
 from .postprocessors import post_processor_from_dict
 from .pretokenizers import WHITESPACE, Piece, RegexSplit, pre_tokenizer_from_dict
@@ -313,7 +313,7 @@ class Tokenizer:
             return self._model
         if isinstance(self._plan, _plans.RankBPEPlan):
             return self._plan.ranks_model
-        if self.is_byte_level_pieces():
+        if self._is_byte_level_pieces():
             ranks = _plans.ranks_from_byte_level_bpe(self._model, frozenset(self._added_by_id))
             if ranks is not None:
                 return ranks
@@ -321,9 +321,8 @@ class Tokenizer:
             f"a {type(self._model).__name__} tokenizer has no byte-level merge ranks; only byte-level BPE has"
         )
 
-    def is_byte_level_pieces(self) -> bool:
-        from .models.bpe import PieceBPE
-
+    def _is_byte_level_pieces(self) -> bool:
+        """HF's byte-level BPE model (GPT-2 printable tokens, merges by priority)."""
         return (
             isinstance(self._model, PieceBPE) and isinstance(self._decoder, ByteLevelDecoder)
             and _plans.byte_level_pattern(self._pre) is not None
@@ -945,18 +944,18 @@ class Tokenizer:
         tokens as their UTF-8 strings), which may end inside a character; for the other
         families the UTF-8 of :meth:`decode`. Unknown ids raise :class:`UnknownIdError`."""
         ids = ids if isinstance(ids, list) else list(ids)
+        if not self._byte_level:
+            return self.decode(ids, skip_special_tokens=skip_special_tokens).encode("utf-8", "surrogatepass")
         if skip_special_tokens:
             ids = self._without_specials(ids)
-        if self.is_byte_level:
-            fast = self._plan.decode_bytes
-            if fast is not None:
-                try:
-                    return fast(ids)
-                except LookupError as exc:
-                    pos = exc.args[0]
-                    raise UnknownIdError(self._unknown_id_message(ids[pos], pos)) from None
-            return b"".join(self._token_bytes(i, pos) for pos, i in enumerate(ids))
-        return self.decode(ids, "surrogateescape").encode("utf-8", "surrogateescape")
+        fast = self._fast_decode
+        if fast is not None:
+            try:
+                return fast(ids)
+            except LookupError as exc:
+                pos = exc.args[0]
+                raise UnknownIdError(self._unknown_id_message(ids[pos], pos)) from None
+        return b"".join(self._token_bytes(i, pos) for pos, i in enumerate(ids))
 
     def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids`` through the decoder. Bytes that are not valid UTF-8 become
@@ -1005,12 +1004,8 @@ class Tokenizer:
         tok = self._model.id_to_token(token_id) if _is_int(token_id) else None
         if tok is None:
             raise UnknownIdError(self._unknown_id_message(token_id, pos))
-        if self.is_byte_level:
-            b = self._token_bytes_of(tok)
-            if b is not None:
-                return b
         b = self._token_bytes_of(tok)
-        return b if b is not None else self.decode([token_id]).encode("utf-8")
+        return b if b is not None else self.decode([token_id]).encode("utf-8", "surrogatepass")
 
     def stream_decoder(self, errors: str = "replace", *, skip_special_tokens: bool = False) -> StreamDecoder:
         """A :class:`~tokenforge.decoders.StreamDecoder`: ``step(id)`` returns text as soon
