@@ -289,7 +289,7 @@ def _rank_bpe_plan(normalizer, pre, model, decoder, added, core) -> Plan | None:
         pattern_str = byte_level_pattern(pre)
         if pattern_str is None or not isinstance(decoder, decoders.ByteLevel):
             return None
-        ranks_model = ranks_from_byte_level_bpe(model, frozenset(added))
+        ranks_model = ranks_from_byte_level_bpe(model, frozenset(added), merge=False)
         if ranks_model is None:
             return None
         pattern = pretokenizers.RegexSplit(pattern_str)
@@ -302,7 +302,11 @@ def _rank_bpe_plan(normalizer, pre, model, decoder, added, core) -> Plan | None:
     # (a hand-made rank file) would make it huge, so such tokenizers stay in Python.
     if max(token_bytes) >= 2 * len(token_bytes) + 65536:
         return None
-    return RankBPEPlan(normalizer, pre, model, ranks_model, pattern, core, token_bytes)
+    plan = RankBPEPlan(normalizer, pre, model, ranks_model, pattern, core, token_bytes)
+    if isinstance(model, PieceBPE) and not model.ignore_merges:
+        if not merges_rebuild_their_tokens(ranks_model, lambda data: plan.core.merge_with(data, 0)):
+            return None
+    return plan
 
 
 def byte_level_pattern(pre: Any) -> str | None:
@@ -331,21 +335,28 @@ def byte_level_pattern(pre: Any) -> str | None:
     return None
 
 
-def ranks_from_byte_level_bpe(model: PieceBPE, added_ids: frozenset[int] = frozenset()) -> BPE | None:
+def ranks_from_byte_level_bpe(
+    model: PieceBPE, added_ids: frozenset[int] = frozenset(), merge: Callable[[bytes], list[int]] | bool | None = None
+) -> BPE | None:
     """A rank :class:`BPE` giving the same ids as HF's byte-level ``BPE`` model, or ``None``
     when rank merging would differ (see the module docstring). Ids in ``added_ids`` (added
-    tokens, matched before the model runs) are left out of the ranks."""
-    d = model.to_dict()
-    if any(d.get(k) for k in ("dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "byte_fallback")):
+    tokens, matched before the model runs) are left out of the ranks.
+
+    ``merge(bytes) -> ids`` merges bytes by rank without the whole-piece lookup; it is
+    used to check that every token is rebuilt by merging its own bytes. With ``merge=None``
+    the Python merge checks; the plan passes ``False`` and checks with the native core
+    it builds anyway (:func:`merges_rebuild_their_tokens`)."""
+    if model.dropout or model.unk_token or model.continuing_subword_prefix or model.end_of_word_suffix:
         return None
-    if model.is_sentencepiece:
+    if model.byte_fallback or model.is_sentencepiece:
         return None
     vocab: dict[int, bytes] = {}
+    decode_string = bytelevel.decode_string
     for tok, i in model.get_vocab().items():
         if i in added_ids:
             continue
         try:
-            vocab[i] = bytelevel.decode_string(tok)
+            vocab[i] = decode_string(tok)
         except KeyError:
             return None
     ranks: dict[bytes, int] = {}
@@ -358,7 +369,7 @@ def ranks_from_byte_level_bpe(model: PieceBPE, added_ids: frozenset[int] = froze
     made: set[bytes] = set()
     for a, b in model.merges:
         try:
-            left, right = bytelevel.decode_string(a), bytelevel.decode_string(b)
+            left, right = decode_string(a), decode_string(b)
         except KeyError:
             return None
         r = ranks.get(left + right)
@@ -369,18 +380,29 @@ def ranks_from_byte_level_bpe(model: PieceBPE, added_ids: frozenset[int] = froze
         merges.append((left, right))
     if sum(1 for t in ranks if len(t) == 1) != 256:
         return None
-    if not d.get("ignore_merges", False):
+    rank_model = BPE._trusted(vocab, ranks, merges)
+    if not model.ignore_merges:
         # HF merges every piece, even one that is a token; rank BPE looks it up whole
         # first. The two agree when every token is made by a merge and merging its own
-        # bytes by rank rebuilds it.
+        # bytes by rank (no lookup) rebuilds it.
         if any(len(t) > 1 and t not in made for t in ranks):
             return None
-        if any(len(a) + len(b) > 2 and bpe_merge_bytes(ranks, a + b) != [a + b] for a, b in merges):
+        if merge is None:
+            merge = lambda data: [ranks[p] for p in bpe_merge_bytes(ranks, data)]  # noqa: E731
+        if merge is not False and not merges_rebuild_their_tokens(rank_model, merge):
             return None
-    try:
-        return BPE(vocab, merges)
-    except FileFormatError:
-        return None
+    return rank_model
+
+
+def merges_rebuild_their_tokens(rank_model: BPE, merge: Callable[[bytes], list[int]]) -> bool:
+    """Does merging the bytes of each merge's result by rank (``merge``, no whole-piece
+    lookup) give that one token? Then looking a piece up whole never disagrees with
+    merging it."""
+    ranks = rank_model._ranks
+    for a, b in rank_model._merges or ():
+        if len(a) + len(b) > 2 and merge(a + b) != [ranks[a + b]]:
+            return False
+    return True
 
 
 def sentencepiece_split_is_exact(pieces: Sequence[str], user_defined: Sequence[str]) -> bool:

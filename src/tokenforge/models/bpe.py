@@ -220,6 +220,16 @@ class BPE:
         obj._merges = None
         return obj
 
+    @classmethod
+    def _trusted(cls, vocab: dict[int, bytes], ranks: dict[bytes, int], merges: list[tuple[bytes, bytes]] | None) -> "BPE":
+        """A model from tables its caller has already checked (distinct non-empty bytes,
+        ids in range, all 256 bytes, merges of known tokens) and does not keep: no copies."""
+        obj = cls.__new__(cls)
+        obj._vocab = vocab if list(vocab) == sorted(vocab) else dict(sorted(vocab.items()))
+        obj._ranks = ranks
+        obj._merges = merges
+        return obj
+
     # -- read-only views -------------------------------------------------
     @property
     def vocab(self) -> Mapping[int, bytes]:
