@@ -23,9 +23,29 @@ class BuildExt(build_ext):
         super().run()
 
 
+# The translation units of the extension: binding.cpp is the one that includes Python.h;
+# the others are plain C++ algorithm units (bytes and integer ids in), which
+# fuzz/fuzz_native.cc links without Python.
+UNITS = [
+    "binding",
+    "common",
+    "scan",
+    "bpe",
+    "backtrack",
+    "core_bpe",
+    "ranks",
+    "bpe_train",
+    "spm_normalizer",
+    "spm_bpe",
+    "unigram",
+    "unigram_train",
+    "spm_bpe_train",
+    "wordpiece_train",
+]
+
 core = Extension(
     "tokenforge._core",
-    sources=["src/tokenforge/_core/core.cpp", "src/tokenforge/_core/bpe.cpp", "src/tokenforge/_core/backtrack.cpp"],
+    sources=[f"src/tokenforge/_core/{unit}.cpp" for unit in UNITS],
     depends=[str(p.relative_to(ROOT)) for p in CORE.glob("*.h")],
     include_dirs=["src/tokenforge/_core"],
     language="c++",
