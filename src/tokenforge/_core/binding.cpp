@@ -116,6 +116,9 @@ bool as_i64(PyObject* o, long long& out, const char* what) {
 // ---------------------------------------------------------------------------------------
 // CoreBPE
 
+//: Pieces at least this long (bytes) are merged with the GIL released (encode_piece, merge_with).
+constexpr size_t RELEASE_GIL_AT_BYTES = 4096;
+
 struct CoreBPE {
   PyObject_HEAD
   Vocab* vocab;
@@ -395,14 +398,19 @@ PyObject* CoreBPE_encode_piece(CoreBPE* self, PyObject* arg) {
   Py_ssize_t n = PyBytes_GET_SIZE(arg);
   std::vector<uint32_t> out;
   if (n == 0) return list_from_ids(out);
+  bool oom = false;
+  const bool big = (size_t)n >= RELEASE_GIL_AT_BYTES;  // (the bytes object is immutable and referenced)
+  PyThreadState* released = big ? PyEval_SaveThread() : nullptr;
   try {
     const uint8_t* p = (const uint8_t*)PyBytes_AS_STRING(arg);
     uint32_t r = self->vocab->rank(p, (size_t)n);
     if (r != Vocab::NONE) out.push_back(r);
     else tf::merge_piece(*self->vocab, *self->lazy, p, (size_t)n, out);
   } catch (const std::bad_alloc&) {
-    return PyErr_NoMemory();
+    oom = true;
   }
+  if (released) PyEval_RestoreThread(released);
+  if (oom) return PyErr_NoMemory();
   return list_from_ids(out);
 }
 
@@ -431,16 +439,20 @@ PyObject* CoreBPE_merge_with(CoreBPE* self, PyObject* args) {
   int method;
   if (!PyArg_ParseTuple(args, "y*i", &piece, &method)) return nullptr;
   std::vector<uint32_t> out;
+  bool oom = false;
+  // (the buffer stays exported, so its memory stays put while the GIL is released)
+  PyThreadState* released = (size_t)piece.len >= RELEASE_GIL_AT_BYTES ? PyEval_SaveThread() : nullptr;
   try {
     if (piece.len > 0) {
       if (method == 1) self->lazy->get(*self->vocab).encode((const uint8_t*)piece.buf, (size_t)piece.len, out);
       else tf::bpe_merge(*self->vocab, (const uint8_t*)piece.buf, (size_t)piece.len, out);
     }
   } catch (const std::bad_alloc&) {
-    PyBuffer_Release(&piece);
-    return PyErr_NoMemory();
+    oom = true;
   }
+  if (released) PyEval_RestoreThread(released);
   PyBuffer_Release(&piece);
+  if (oom) return PyErr_NoMemory();
   return list_from_ids(out);
 }
 
@@ -1378,7 +1390,7 @@ static PyObject* tf_unigram_model(PyObject*, PyObject* args) {
   tf::unigram::Model* m = nullptr;
   try {
     m = new tf::unigram::Model();
-    m->unk_score = (float)unk_score;
+    m->unk_score = tf::f32(unk_score);
     m->score.resize((size_t)n);
     std::vector<uint32_t> buf;
     for (Py_ssize_t i = 0; i < n; ++i) {
@@ -1432,7 +1444,7 @@ static PyObject* tf_unigram_rescore(PyObject*, PyObject* args) {
       if (std::isnan(v)) m->absent[i] = 1;
       else m->score[i] = v;
     }
-    m->unk_score = (float)unk_score;
+    m->unk_score = tf::f32(unk_score);
   } catch (const std::bad_alloc&) {
     PyBuffer_Release(&buf);
     return PyErr_NoMemory();
@@ -1473,7 +1485,7 @@ static PyObject* tf_unigram_corpus(PyObject*, PyObject* args) {
 }
 
 // unigram_viterbi(model, text: str) -> (ids: list[int], starts: list[int]); id -1 = unknown char
-// Not the encoder (that is SpmUnigram, spm.h): the training model's Viterbi, for cross-checks.
+// Not the encoder (that is SpmUnigram, unigram.h): the training model's Viterbi, for cross-checks.
 static PyObject* tf_unigram_viterbi(PyObject*, PyObject* args) {
   PyObject *cap, *text;
   if (!PyArg_ParseTuple(args, "OU", &cap, &text)) return nullptr;

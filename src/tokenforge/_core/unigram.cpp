@@ -47,7 +47,7 @@ UnigramLattice::UnigramLattice(const std::vector<U32>& pieces, const std::vector
         node = next;
       }
     }
-    t[(size_t)node].value = (int32_t)i;  // a repeated piece: the later id, as tf_uni's trie
+    t[(size_t)node].value = (int32_t)i;  // a repeated piece: the later id, as the training trie (unigram_train.h)
   }
   // 2. placed breadth first: the child of unit s by byte c is unit base(s) + c, owned
   //    by s (check == s). Free units have check -1 and are kept in a list, which the
