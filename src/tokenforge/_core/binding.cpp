@@ -1917,30 +1917,38 @@ static PyObject* tf_parse_ranks(PyObject*, PyObject* arg) {
   bool oom = false;
   Py_BEGIN_ALLOW_THREADS
   try {
-    problem = tf::parse_ranks((const unsigned char*)view.buf, (size_t)view.len, file);
+    problem = tf::parse_ranks((const unsigned char*)view.buf, (size_t)view.len, file, false);
   } catch (const std::bad_alloc&) {
     oom = true;
   }
   Py_END_ALLOW_THREADS
   PyBuffer_Release(&view);
   if (oom) return PyErr_NoMemory();
-  if (problem) {
-    PyErr_SetString(PyExc_ValueError, problem);
-    return nullptr;
-  }
   PyObject* dict = PyDict_New();
   if (!dict) return nullptr;
+  // Duplicate tokens are found here (the dict hashes each token once): one among the tokens
+  // parsed comes before the problem that stopped the parser, so it is the first problem.
   for (size_t k = 0; k < file.size(); ++k) {
     const size_t a = file.offsets[k], b = file.offsets[k + 1];
     PyObject* key = PyBytes_FromStringAndSize(file.bytes.data() + a, (Py_ssize_t)(b - a));
     PyObject* val = key ? PyLong_FromLongLong(file.ranks[k]) : nullptr;
-    int rc = val ? PyDict_SetItem(dict, key, val) : -1;
+    const int had = val ? PyDict_Contains(dict, key) : -1;
+    const int rc = had == 0 ? PyDict_SetItem(dict, key, val) : -1;
     Py_XDECREF(key);
     Py_XDECREF(val);
+    if (had == 1) {
+      problem = "duplicate token";
+      break;
+    }
     if (rc != 0) {
       Py_DECREF(dict);
       return nullptr;
     }
+  }
+  if (problem) {
+    Py_DECREF(dict);
+    PyErr_SetString(PyExc_ValueError, problem);
+    return nullptr;
   }
   return dict;
 }

@@ -43,7 +43,7 @@ bool b64_decode(const unsigned char* s, size_t n, std::string& out) {
   return true;
 }
 
-const char* parse_ranks(const unsigned char* p, size_t n, RankFile& out) {
+const char* parse_ranks(const unsigned char* p, size_t n, RankFile& out, bool find_duplicate_tokens) {
   out.bytes.reserve(n);  // decoded tokens are shorter than the file: the views below stay valid
   std::unordered_set<int64_t> seen;
   std::unordered_set<std::string_view> tokens;
@@ -70,7 +70,7 @@ const char* parse_ranks(const unsigned char* p, size_t n, RankFile& out) {
     if (!seen.insert(rank).second) { problem = "duplicate rank"; break; }
     const size_t at = out.bytes.size();
     out.bytes += tok;
-    if (!tokens.insert(std::string_view(out.bytes.data() + at, tok.size())).second) {
+    if (find_duplicate_tokens && !tokens.insert(std::string_view(out.bytes.data() + at, tok.size())).second) {
       problem = "duplicate token";
       break;
     }

@@ -23,8 +23,12 @@ struct RankFile {
   size_t size() const { return ranks.size(); }
 };
 
-// Parses p[0:n] into out; nullptr, or the first problem met ("bad rank", "duplicate token",
-// ..., "no ranks" for a file without a line). May throw std::bad_alloc.
-const char* parse_ranks(const unsigned char* p, size_t n, RankFile& out);
+// Parses p[0:n] into out; nullptr, or the first problem met ("bad rank", "duplicate rank",
+// "duplicate token", ..., "no ranks" for a file without a line); out then holds the tokens
+// of the lines before it. find_duplicate_tokens = false leaves "duplicate token" to the
+// caller, which builds a map of the tokens anyway (binding.cpp: the dict it returns, so the
+// tokens are hashed once): a duplicate among the tokens of out is then the first problem,
+// since parsing stops at the first other one. May throw std::bad_alloc.
+const char* parse_ranks(const unsigned char* p, size_t n, RankFile& out, bool find_duplicate_tokens = true);
 
 }  // namespace tf
