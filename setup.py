@@ -6,8 +6,10 @@ requirement), so the scanners classify characters exactly as the regex
 fallback does. Needs a C++17 compiler and nothing else.
 """
 
+import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -22,10 +24,52 @@ class BuildExt(build_ext):
         subprocess.check_call([sys.executable, str(ROOT / "tools" / "gen_unicode_tables.py"), str(CORE / "unicode_tables.h")])
         super().run()
 
+    def build_extensions(self):
+        # The units are independent translation units: compile them on up to TF_BUILD_JOBS
+        # (default: the number of CPUs) threads; distutils would compile them one by one.
+        jobs = int(os.environ.get("TF_BUILD_JOBS", "0")) or os.cpu_count() or 1
+        compile_one = self.compiler.compile
+
+        def compile_all(sources, output_dir=None, *args, **kwargs):
+            # Incremental: a unit whose object is newer than the unit and every header is kept.
+            objects = self.compiler.object_filenames(sources, output_dir=output_dir)
+            headers = max((os.path.getmtime(h) for h in kwargs.get("depends") or ()), default=0)
+
+            def stale(src, obj):
+                return self.force or not os.path.exists(obj) or os.path.getmtime(obj) < max(os.path.getmtime(src), headers)
+
+            todo = [src for src, obj in zip(sources, objects) if stale(src, obj)]
+            with ThreadPoolExecutor(max(1, min(jobs, len(todo)))) as pool:
+                list(pool.map(lambda src: compile_one([src], output_dir, *args, **kwargs), todo))
+            return objects
+
+        self.compiler.compile = compile_all
+        super().build_extensions()
+
+
+# The translation units of the extension: binding.cpp is the one that includes Python.h;
+# the others are plain C++ algorithm units (bytes and integer ids in), which
+# fuzz/fuzz_native.cc links without Python.
+UNITS = [
+    "binding",
+    "common",
+    "scan",
+    "bpe",
+    "backtrack",
+    "core_bpe",
+    "ranks",
+    "bpe_train",
+    "spm_normalizer",
+    "spm_bpe",
+    "unigram",
+    "unigram_train",
+    "spm_bpe_train",
+    "wordpiece_train",
+]
 
 core = Extension(
     "tokenforge._core",
-    sources=["src/tokenforge/_core/core.cpp", "src/tokenforge/_core/bpe.cpp", "src/tokenforge/_core/backtrack.cpp"],
+    sources=[f"src/tokenforge/_core/{unit}.cpp" for unit in UNITS],
     depends=[str(p.relative_to(ROOT)) for p in CORE.glob("*.h")],
     include_dirs=["src/tokenforge/_core"],
     language="c++",

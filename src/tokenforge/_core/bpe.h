@@ -18,36 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "common.h"
+
 namespace tf {
-
-// A 64-bit finaliser (MurmurHash3's fmix64): integer keys -> well-spread table slots.
-inline uint64_t mix64(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdull;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ull;
-  k ^= k >> 33;
-  return k;
-}
-
-inline uint64_t hash_bytes(const uint8_t* p, size_t n) {
-  // FNV-1a over 8-byte words, then a final avalanche: fast for short keys.
-  uint64_t h = 0xcbf29ce484222325ull ^ (n * 0x9E3779B97F4A7C15ull);
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    h = (h ^ w) * 0x100000001b3ull;
-    h ^= h >> 29;
-  }
-  uint64_t tail = 0;
-  std::memcpy(&tail, p + i, n - i);
-  h = (h ^ tail) * 0x100000001b3ull;
-  h ^= h >> 32;
-  h *= 0xd6e8feb86659fd93ull;
-  h ^= h >> 32;
-  return h;
-}
 
 class Vocab {
  public:

@@ -1,4 +1,4 @@
-// The pair table the three training merge loops share (byte-level BPE in train.h,
+// The pair table the three training merge loops share (byte-level BPE in bpe_train.h,
 // WordPiece in wordpiece_train.h, SentencePiece BPE in spm_bpe_train.h): one
 // open-addressing hash table from a 64-bit pair key to that loop's record of the
 // pair (count, stamp, holder list, ...). Linear probing, grown at half full; a
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "bpe.h"
+#include "common.h"
 
 namespace tf {
 

@@ -1,124 +1,34 @@
-// Parsing a tiktoken rank file ("base64(token) rank" per line) straight into the
-// Python dict {bytes: int}: the load path of every encoding. Anything unusual
-// (bad base64, a missing field, a duplicate token or rank, a negative or huge
-// rank, blank lines) raises ValueError, and the Python parser re-reads the file
-// to name the line and the problem; this function only ever returns a dict that
-// the careful parser would also return.
+// Parsing a tiktoken rank file ("base64(token) rank" per line): the load path of every
+// encoding. Anything unusual (bad base64, a missing field, a duplicate token or rank, a
+// negative or huge rank, blank lines) is a problem, and the Python parser re-reads the
+// file to name the line and the problem; the binding only ever returns a dict that the
+// careful parser would also return.
 #pragma once
 
-#include <Python.h>
-
+#include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string>
-#include <unordered_set>
+#include <vector>
 
-namespace tf_ranks {
+namespace tf {
 
-inline int b64_value(unsigned char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
+// Strict standard base64 (with padding) of s[0:n] into out; false on anything else.
+bool b64_decode(const unsigned char* s, size_t n, std::string& out);
 
-// Strict standard base64 (with padding); false on anything else.
-inline bool b64_decode(const unsigned char* s, size_t n, std::string& out) {
-  out.clear();
-  if (n == 0 || n % 4 != 0) return false;
-  size_t pad = 0;
-  if (s[n - 1] == '=') pad = (s[n - 2] == '=') ? 2 : 1;
-  for (size_t i = 0; i < n; i += 4) {
-    int v[4];
-    for (int k = 0; k < 4; ++k) {
-      unsigned char c = s[i + k];
-      if (c == '=') {
-        if (i + 4 != n || k < 4 - (int)pad) return false;
-        v[k] = 0;
-      } else {
-        v[k] = b64_value(c);
-        if (v[k] < 0) return false;
-      }
-    }
-    uint32_t x = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
-    out.push_back((char)(x >> 16));
-    if (!(i + 4 == n && pad == 2)) out.push_back((char)(x >> 8 & 0xFF));
-    if (!(i + 4 == n && pad >= 1)) out.push_back((char)(x & 0xFF));
-  }
-  // Unused bits of the last quantum must be zero (binascii strict mode checks this too).
-  if (pad == 1 && (b64_value(s[n - 2]) & 0x3)) return false;
-  if (pad == 2 && (b64_value(s[n - 3]) & 0xF)) return false;
-  return true;
-}
+// The tokens of a rank file: token k is bytes[offsets[k]:offsets[k+1]], with rank ranks[k].
+struct RankFile {
+  std::string bytes;
+  std::vector<size_t> offsets{0};
+  std::vector<int64_t> ranks;
+  size_t size() const { return ranks.size(); }
+};
 
-}  // namespace tf_ranks
+// Parses p[0:n] into out; nullptr, or the first problem met ("bad rank", "duplicate rank",
+// "duplicate token", ..., "no ranks" for a file without a line); out then holds the tokens
+// of the lines before it. find_duplicate_tokens = false leaves "duplicate token" to the
+// caller, which builds a map of the tokens anyway (binding.cpp: the dict it returns, so the
+// tokens are hashed once): a duplicate among the tokens of out is then the first problem,
+// since parsing stops at the first other one. May throw std::bad_alloc.
+const char* parse_ranks(const unsigned char* p, size_t n, RankFile& out, bool find_duplicate_tokens = true);
 
-static PyObject* tf_parse_ranks(PyObject*, PyObject* arg) {
-  Py_buffer view;
-  if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) != 0) return nullptr;
-  const unsigned char* p = (const unsigned char*)view.buf;
-  const size_t n = (size_t)view.len;
-  PyObject* dict = PyDict_New();
-  if (!dict) {
-    PyBuffer_Release(&view);
-    return nullptr;
-  }
-  std::unordered_set<int64_t> seen;
-  std::string tok;
-  const char* problem = nullptr;
-  size_t pos = 0;
-  try {
-    while (pos < n && !problem) {
-      size_t end = pos;
-      while (end < n && p[end] != '\n') ++end;
-      size_t line_end = end;
-      if (line_end > pos && p[line_end - 1] == '\r') --line_end;
-      size_t sp = pos;
-      while (sp < line_end && p[sp] != ' ') ++sp;
-      if (sp == pos || sp >= line_end) { problem = "line without two fields"; break; }
-      size_t num = sp + 1;
-      if (num >= line_end) { problem = "missing rank"; break; }
-      int64_t rank = 0;
-      for (size_t k = num; k < line_end; ++k) {
-        if (p[k] < '0' || p[k] > '9' || rank > (int64_t)1 << 40) { problem = "bad rank"; break; }
-        rank = rank * 10 + (p[k] - '0');
-      }
-      if (problem) break;
-      if (!tf_ranks::b64_decode(p + pos, sp - pos, tok) || tok.empty()) { problem = "bad base64"; break; }
-      if (!seen.insert(rank).second) { problem = "duplicate rank"; break; }
-      PyObject* key = PyBytes_FromStringAndSize(tok.data(), (Py_ssize_t)tok.size());
-      PyObject* val = key ? PyLong_FromLongLong(rank) : nullptr;
-      if (!key || !val) {
-        Py_XDECREF(key);
-        Py_XDECREF(val);
-        Py_DECREF(dict);
-        PyBuffer_Release(&view);
-        return nullptr;
-      }
-      int had = PyDict_Contains(dict, key);
-      int rc = had == 0 ? PyDict_SetItem(dict, key, val) : -1;
-      Py_DECREF(key);
-      Py_DECREF(val);
-      if (had == 1) { problem = "duplicate token"; break; }
-      if (rc != 0) {
-        Py_DECREF(dict);
-        PyBuffer_Release(&view);
-        return nullptr;
-      }
-      pos = end + 1;
-    }
-  } catch (const std::bad_alloc&) {
-    Py_DECREF(dict);
-    PyBuffer_Release(&view);
-    return PyErr_NoMemory();
-  }
-  PyBuffer_Release(&view);
-  if (problem || PyDict_Size(dict) == 0) {
-    Py_DECREF(dict);
-    PyErr_SetString(PyExc_ValueError, problem ? problem : "no ranks");
-    return nullptr;
-  }
-  return dict;
-}
+}  // namespace tf

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common.h"
 #include "unicode_tables.h"
 
 namespace tf {
@@ -24,24 +25,8 @@ struct Text {
   size_t n;
 };
 
-// Decode the code point at byte offset i; sets len (1..4). Invalid -> U+FFFD-like "other".
-inline uint32_t decode_at(const Text& t, size_t i, size_t* len) {
-  uint8_t c = t.s[i];
-  if (c < 0x80) { *len = 1; return c; }
-  size_t need; uint32_t cp;
-  if ((c & 0xE0) == 0xC0) { need = 2; cp = c & 0x1F; }
-  else if ((c & 0xF0) == 0xE0) { need = 3; cp = c & 0x0F; }
-  else if ((c & 0xF8) == 0xF0) { need = 4; cp = c & 0x07; }
-  else { *len = 1; return 0xFFFFFFFFu; }
-  if (i + need > t.n) { *len = 1; return 0xFFFFFFFFu; }
-  for (size_t k = 1; k < need; ++k) {
-    uint8_t d = t.s[i + k];
-    if ((d & 0xC0) != 0x80) { *len = 1; return 0xFFFFFFFFu; }
-    cp = (cp << 6) | (d & 0x3F);
-  }
-  *len = need;
-  return cp;
-}
+// Decode the code point at byte offset i; sets len (1..4). Invalid -> kBadCodePoint, an "other".
+inline uint32_t decode_at(const Text& t, size_t i, size_t* len) { return decode_utf8_at(t.s, t.n, i, len); }
 
 // ASCII classes, precomputed once from the same tables.
 struct AsciiTable {
@@ -52,7 +37,7 @@ inline const AsciiTable& ascii_table() { static const AsciiTable t; return t; }
 
 inline uint16_t flags_of(uint32_t cp) {
   if (cp < 128) return ascii_table().f[cp];
-  if (cp == 0xFFFFFFFFu) return 0;  // invalid byte: "other"
+  if (cp == kBadCodePoint) return 0;  // invalid byte: "other"
   return tf_ucd::lookup(cp);
 }
 
@@ -267,5 +252,8 @@ inline size_t next_piece(Pattern p, const Text& t, size_t i) {
   }
   return i + 1;
 }
+
+// The class bits of every code point (0x110000 of them) into out: flags_of(cp).
+void class_table(uint16_t* out);
 
 }  // namespace tf

@@ -22,27 +22,23 @@
 // every change refreshes the row that owns the pair, so each row's best always
 // has a current entry in the global heap.
 #pragma once
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <exception>
 #include <queue>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
-#include "bpe.h"
 #include "pair_table.h"
 
-namespace tf_wordpiece {
+namespace tf {
+namespace wordpiece_train {
 
-using tf::mix64;
 
-using tf::pk;
 
 struct Pair {
   uint64_t key;
@@ -225,241 +221,8 @@ struct Trainer {
     row_best.push_back(Entry{0, 0, 0, 0, PairTable::NONE, PairTable::NONE});
   }
 
-  std::vector<std::pair<uint32_t, uint32_t>> run() {
-    size_t n_units = tokens.size();
-    others.resize(n_units);
-    rows.resize(n_units);
-    row_stamp.assign(n_units, 0);
-    row_best.assign(n_units, Entry{0, 0, 0, 0, PairTable::NONE, PairTable::NONE});
-    for (uint32_t idx = 0; idx < words.size(); ++idx) {
-      const auto& w = words[idx];
-      for (size_t k = 0; k + 1 < w.size(); ++k) {
-        Pair& p = pairs.get(pk(w[k], w[k + 1]));
-        p.count += freqs[idx];
-        hold(p, idx);
-      }
-    }
-    {
-      std::vector<uint64_t> keys;
-      pairs.for_each([&](Pair& p) { keys.push_back(p.key); });
-      std::sort(keys.begin(), keys.end());
-      ++stamp;
-      for (uint64_t key : keys) {
-        Pair& p = pairs.get(key);
-        assign(p);
-        row_push(p);
-      }
-      for (uint32_t u : touched_rows) refresh(u);
-      touched_rows.clear();
-    }
-
-    std::vector<std::pair<uint32_t, uint32_t>> merges;
-    std::vector<uint64_t> touched;
-    std::vector<uint32_t> out, list;
-    std::vector<uint64_t> old_pairs;
-    while (tokens.size() < vocab_size && !heap.empty()) {
-      Entry e = heap.top();
-      heap.pop();
-      uint32_t a = e.a, b = e.b;
-      uint64_t key = pk(a, b);
-      {
-        Pair* p = pairs.find(key);
-        if (!p || !eligible(*p) || p->count != (int64_t)e.c || unit_freq[a] != (int64_t)e.fa ||
-            unit_freq[b] != (int64_t)e.fb)
-          continue;  // stale: the owner row has pushed a current entry since
-      }
-      std::string s = tokens[a] + tokens[b].substr(std::min(prefix_len, tokens[b].size()));
-      uint32_t nw;
-      auto it = token_id.find(s);
-      if (it == token_id.end()) {
-        nw = (uint32_t)tokens.size();
-        token_id.emplace(s, nw);
-        tokens.push_back(std::move(s));
-        add_unit();
-      } else {
-        nw = it->second;
-        if (special[nw]) {
-          Pair& p = pairs.get(key);
-          p.banned = 1;
-          refresh(p.owner);
-          continue;
-        }
-      }
-      merges.emplace_back(a, b);
-      ++stamp;
-      touched.clear();
-      touched_rows.clear();
-      list.clear();
-      {
-        Pair& p = pairs.get(key);
-        if (p.list != PairTable::NONE) list.swap(holders[p.list]);
-      }
-      auto change = [&](uint64_t k, int64_t d) {
-        Pair& p = pairs.get(k);
-        if (p.stamp != stamp) { p.stamp = stamp; touched.push_back(k); }
-        p.count += d;
-      };
-      int64_t merged = 0;
-      for (uint32_t idx : list) {
-        auto& w = words[idx];
-        size_t n = w.size();
-        out.clear();
-        int64_t hits = 0;
-        for (size_t k = 0; k < n;) {
-          if (k + 1 < n && w[k] == a && w[k + 1] == b) { out.push_back(nw); k += 2; ++hits; }
-          else out.push_back(w[k++]);
-        }
-        if (!hits) continue;  // stale holder
-        int64_t f = freqs[idx];
-        merged += hits * f;
-        old_pairs.clear();
-        for (size_t k = 0; k + 1 < n; ++k) {
-          uint64_t q = pk(w[k], w[k + 1]);
-          old_pairs.push_back(q);
-          change(q, -f);
-        }
-        for (size_t k = 0; k + 1 < out.size(); ++k) {
-          uint64_t q = pk(out[k], out[k + 1]);
-          change(q, +f);
-          if (std::find(old_pairs.begin(), old_pairs.end(), q) == old_pairs.end()) hold(pairs.get(q), idx);
-        }
-        w.swap(out);
-      }
-      unit_freq[a] -= merged;
-      unit_freq[b] -= merged;
-      unit_freq[nw] += merged;
-      for (uint64_t k : touched) {
-        Pair& p = pairs.get(k);
-        if (p.count > 0) assign(p);
-        if (p.assigned) row_push(p);
-      }
-      unit_changed(a);
-      if (b != a) unit_changed(b);
-      if (nw != a && nw != b) unit_changed(nw);
-      for (uint32_t u : touched_rows) refresh(u);
-    }
-    return merges;
-  }
+  std::vector<std::pair<uint32_t, uint32_t>> run();
 };
 
-}  // namespace tf_wordpiece
-
-namespace tf_wordpiece_py {
-
-// An int read without running Python code (int and subclasses only): PyLong_AsLongLong calls
-// __index__ of other objects, which can mutate the lists being read while their sizes and
-// borrowed items are cached below (a heap overflow of `ids` and use-after-free, found by
-// fuzz_wordpiece_hostile).
-inline bool as_i64(PyObject* o, long long& out) {
-  if (!PyLong_Check(o)) {
-    PyErr_Format(PyExc_TypeError, "wordpiece_learn: expected int, got %.100s", Py_TYPE(o)->tp_name);
-    return false;
-  }
-  out = PyLong_AsLongLong(o);
-  return !(out == -1 && PyErr_Occurred());
-}
-
-}  // namespace tf_wordpiece_py
-
-// wordpiece_learn(tokens: list[bytes], words: list[list[int]], freqs: list[int],
-//                 unit_freq: list[int], prefix_len: int, vocab_size: int,
-//                 min_frequency: int, specials: list[int]) -> list[tuple[int, int]]
-// `tokens` are the base tokens (UTF-8); each merge (a, b) in the result makes
-// tokens[a] + tokens[b][prefix_len:], a new id when that string is new.
-// The inputs must be what trainers/wordpiece.py builds, else ValueError: distinct tokens, counts
-// >= 0, unit_freq[u] >= the occurrences of u in the words (weighted), sum(unit_freq) < 2^63. Then
-// every unit and pair count stays in [0, 2^63) (a merge moves counts, the total only falls) and
-// no score divides by zero. (Unchecked, a unit count of 0 gave inf/NaN scores, which break the
-// heap order, and a duplicate token took the first id where the Python reference takes the last.)
-static PyObject* tf_wordpiece_learn(PyObject*, PyObject* args) {
-  PyObject *tokens, *words, *freqs, *unit_freq, *specials;
-  Py_ssize_t prefix_len, vocab_size;
-  long long min_frequency;
-  if (!PyArg_ParseTuple(args, "O!O!O!O!nnLO!", &PyList_Type, &tokens, &PyList_Type, &words, &PyList_Type, &freqs,
-                        &PyList_Type, &unit_freq, &prefix_len, &vocab_size, &min_frequency, &PyList_Type, &specials))
-    return nullptr;
-  Py_ssize_t n_tok = PyList_GET_SIZE(tokens), n_words = PyList_GET_SIZE(words);
-  if (PyList_GET_SIZE(freqs) != n_words || PyList_GET_SIZE(unit_freq) != n_tok || prefix_len < 0 || vocab_size < 0) {
-    PyErr_SetString(PyExc_ValueError, "wordpiece_learn: inconsistent arguments");
-    return nullptr;
-  }
-  std::vector<std::pair<uint32_t, uint32_t>> merges;
-  try {
-    tf_wordpiece::Trainer t;
-    t.prefix_len = (size_t)prefix_len;
-    t.vocab_size = (size_t)vocab_size;
-    t.min_frequency = min_frequency;
-    t.tokens.reserve((size_t)n_tok + (size_t)std::min<Py_ssize_t>(vocab_size, 1 << 16));
-    for (Py_ssize_t k = 0; k < n_tok; ++k) {
-      PyObject* s = PyList_GET_ITEM(tokens, k);
-      if (!PyBytes_Check(s)) { PyErr_SetString(PyExc_TypeError, "tokens must be bytes"); return nullptr; }
-      t.tokens.emplace_back(PyBytes_AS_STRING(s), (size_t)PyBytes_GET_SIZE(s));
-      if (!t.token_id.emplace(t.tokens.back(), (uint32_t)k).second) {
-        PyErr_SetString(PyExc_ValueError, "wordpiece_learn: duplicate token");
-        return nullptr;
-      }
-      long long f;
-      if (!tf_wordpiece_py::as_i64(PyList_GET_ITEM(unit_freq, k), f)) return nullptr;
-      if (f < 0) { PyErr_SetString(PyExc_ValueError, "wordpiece_learn: negative unit count"); return nullptr; }
-      t.unit_freq.push_back((int64_t)f);
-    }
-    t.special.assign((size_t)n_tok, 0);
-    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(specials); ++k) {
-      long long s;
-      if (!tf_wordpiece_py::as_i64(PyList_GET_ITEM(specials, k), s)) return nullptr;
-      if (s < 0 || s >= n_tok) { PyErr_SetString(PyExc_ValueError, "special id out of range"); return nullptr; }
-      t.special[(size_t)s] = 1;
-    }
-    t.words.reserve((size_t)n_words);
-    std::vector<unsigned __int128> occ((size_t)n_tok, 0);  // weighted occurrences of each unit
-    for (Py_ssize_t k = 0; k < n_words; ++k) {
-      PyObject* w = PyList_GET_ITEM(words, k);
-      if (!PyList_Check(w)) { PyErr_SetString(PyExc_TypeError, "words must be lists of ids"); return nullptr; }
-      long long f;
-      if (!tf_wordpiece_py::as_i64(PyList_GET_ITEM(freqs, k), f)) return nullptr;
-      if (f < 0) { PyErr_SetString(PyExc_ValueError, "wordpiece_learn: negative word count"); return nullptr; }
-      const Py_ssize_t len = PyList_GET_SIZE(w);
-      std::vector<uint32_t> ids((size_t)len);
-      for (Py_ssize_t j = 0; j < len; ++j) {
-        long long v;
-        if (!tf_wordpiece_py::as_i64(PyList_GET_ITEM(w, j), v)) return nullptr;
-        if (v < 0 || v >= n_tok) { PyErr_SetString(PyExc_ValueError, "unit id out of range"); return nullptr; }
-        ids[(size_t)j] = (uint32_t)v;
-        if (__builtin_add_overflow(occ[(size_t)v], (unsigned __int128)f, &occ[(size_t)v])) occ[(size_t)v] = ~(unsigned __int128)0;
-      }
-      t.words.push_back(std::move(ids));
-      t.freqs.push_back((int64_t)f);
-    }
-    unsigned __int128 total = 0;
-    for (Py_ssize_t k = 0; k < n_tok; ++k) {
-      if (occ[(size_t)k] > (unsigned __int128)t.unit_freq[(size_t)k]) {
-        PyErr_SetString(PyExc_ValueError, "wordpiece_learn: a unit count is below its occurrences in the words");
-        return nullptr;
-      }
-      total += (unsigned __int128)t.unit_freq[(size_t)k];
-    }
-    if (total > (unsigned __int128)INT64_MAX) {
-      PyErr_SetString(PyExc_OverflowError, "wordpiece_learn: the unit counts sum past int64");
-      return nullptr;
-    }
-    bool oom = false;
-    Py_BEGIN_ALLOW_THREADS
-    try {
-      merges = t.run();
-    } catch (const std::exception&) {  // bad_alloc, length_error: out of memory either way
-      oom = true;
-    }
-    Py_END_ALLOW_THREADS
-    if (oom) return PyErr_NoMemory();
-  } catch (const std::exception&) {
-    return PyErr_NoMemory();
-  }
-  PyObject* out = PyList_New((Py_ssize_t)merges.size());
-  if (!out) return nullptr;
-  for (size_t k = 0; k < merges.size(); ++k) {
-    PyObject* tup = Py_BuildValue("(II)", merges[k].first, merges[k].second);
-    if (!tup) { Py_DECREF(out); return nullptr; }
-    PyList_SET_ITEM(out, (Py_ssize_t)k, tup);
-  }
-  return out;
-}
+}  // namespace wordpiece_train
+}  // namespace tf

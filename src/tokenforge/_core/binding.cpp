@@ -1,0 +1,2006 @@
+// The CPython binding of tokenforge's native core: the one file that includes Python.h
+// (the role of tiktoken's py.rs).
+//
+// Everything Python happens here: argument parsing, conversion of Python objects to
+// bytes, code points and integer ids, building results, releasing the GIL around every
+// hot loop, and turning C++ exceptions into Python ones (std::bad_alloc -> MemoryError,
+// std::invalid_argument / a NaN -> ValueError, overflow -> OverflowError, tf::FormatError
+// -> tokenforge.errors.FileFormatError), so no exception crosses into CPython and the
+// process is never aborted. The algorithms are plain C++ units (see setup.py); policy
+// (special tokens, custom patterns, files) stays in Python.
+//
+// Types: CoreBPE (byte-level BPE, core_bpe.h), SpmNormalizer (spm_normalizer.h), SpmBPE
+// (spm_bpe.h), SpmUnigram (unigram.h). Module functions: the trainers (bpe_train.h,
+// unigram_train.h, spm_bpe_train.h, wordpiece_train.h), parse_ranks (ranks.h), class_table
+// (scan.h).
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "backtrack.h"
+#include "bpe.h"
+#include "bpe_train.h"
+#include "common.h"
+#include "core_bpe.h"
+#include "ranks.h"
+#include "scan.h"
+#include "spm_bpe.h"
+#include "spm_bpe_train.h"
+#include "spm_normalizer.h"
+#include "unigram.h"
+#include "unigram_train.h"
+#include "wordpiece_train.h"
+
+namespace {
+
+using tf::Pattern;
+using tf::U32;
+using tf::LazyBacktracker;
+using tf::PieceCache;
+using tf::Vocab;
+
+// ---------------------------------------------------------------------------------------
+// Conversions shared by every function
+
+// The code points of a str (the caller checked PyUnicode_Check) into out; no Python code runs.
+template <class C>
+bool code_points_of(PyObject* s, C& out) {
+  if (PyUnicode_READY(s) < 0) return false;
+  const Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+  out.resize((size_t)n);
+  const void* data = PyUnicode_DATA(s);
+  using T = typename C::value_type;
+  switch (PyUnicode_KIND(s)) {
+    case PyUnicode_1BYTE_KIND: {
+      const Py_UCS1* q = (const Py_UCS1*)data;
+      for (Py_ssize_t k = 0; k < n; ++k) out[(size_t)k] = (T)q[k];
+      break;
+    }
+    case PyUnicode_2BYTE_KIND: {
+      const Py_UCS2* q = (const Py_UCS2*)data;
+      for (Py_ssize_t k = 0; k < n; ++k) out[(size_t)k] = (T)q[k];
+      break;
+    }
+    default:
+      if (n) std::memcpy(&out[0], data, (size_t)n * 4);
+  }
+  return true;
+}
+
+// The code points of a str; TypeError "expected str, got <type>" for anything else.
+bool u32_of(PyObject* s, std::vector<uint32_t>& out) {
+  if (!PyUnicode_Check(s)) {
+    PyErr_Format(PyExc_TypeError, "expected str, got %.100s", Py_TYPE(s)->tp_name);
+    return false;
+  }
+  return code_points_of(s, out);
+}
+
+// The code points of a str; TypeError "expected str" for anything else (the unigram_* functions).
+bool utf32_of(PyObject* s, std::vector<uint32_t>& out) {
+  if (!PyUnicode_Check(s)) {
+    PyErr_SetString(PyExc_TypeError, "expected str");
+    return false;
+  }
+  return code_points_of(s, out);
+}
+
+// all code points of a str (the caller checked PyUnicode_Check)
+bool code_points(PyObject* s, std::u32string& out) { return code_points_of(s, out); }
+
+// Numbers read without running Python code: PyLong_AsLongLong / PyFloat_AsDouble call __index__ /
+// __float__ of other objects, which may mutate the list being read while its size and borrowed
+// items are cached by the caller (out-of-bounds reads and use-after-free, found by fuzz_*_hostile).
+// int (and subclasses: read directly), else TypeError "<what>, got <type>".
+bool as_i64(PyObject* o, long long& out, const char* what) {
+  if (!PyLong_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s, got %.100s", what, Py_TYPE(o)->tp_name);
+    return false;
+  }
+  out = PyLong_AsLongLong(o);
+  return !(out == -1 && PyErr_Occurred());
+}
+
+// ---------------------------------------------------------------------------------------
+// CoreBPE
+
+//: Pieces at least this long (bytes) are merged with the GIL released (encode_piece, merge_with).
+constexpr size_t RELEASE_GIL_AT_BYTES = 4096;
+
+struct CoreBPE {
+  PyObject_HEAD
+  Vocab* vocab;
+  LazyBacktracker* lazy;
+  std::vector<std::string>* decoder;  // id -> bytes ("" = no token)
+  std::vector<uint8_t>* has_id;
+  int pattern;
+  std::vector<PyObject*>* ints;  // id -> a shared int object, so lists are built without allocating
+};
+
+// A list of ids. Every id below the decoder size reuses one int object per id (made on
+// first use, under the GIL): building the list is then an INCREF per token instead of an
+// allocation, which is most of what a list output costs.
+PyObject* list_of_ids(CoreBPE* self, const std::vector<uint32_t>& ids) {
+  std::vector<PyObject*>& cache = *self->ints;
+  if (cache.empty()) cache.assign(self->decoder->size(), nullptr);
+  PyObject* list = PyList_New((Py_ssize_t)ids.size());
+  if (!list) return nullptr;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    uint32_t id = ids[k];
+    PyObject* o;
+    if (id < cache.size()) {
+      o = cache[id];
+      if (!o) {
+        o = PyLong_FromUnsignedLong(id);
+        if (!o) { Py_DECREF(list); return nullptr; }
+        cache[id] = o;
+      }
+      Py_INCREF(o);
+    } else {
+      o = PyLong_FromUnsignedLong(id);
+      if (!o) { Py_DECREF(list); return nullptr; }
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)k, o);
+  }
+  return list;
+}
+
+PyObject* list_from_ids(const std::vector<uint32_t>& ids) {
+  PyObject* list = PyList_New((Py_ssize_t)ids.size());
+  if (!list) return nullptr;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    PyObject* o = PyLong_FromUnsignedLong(ids[k]);
+    if (!o) { Py_DECREF(list); return nullptr; }
+    PyList_SET_ITEM(list, (Py_ssize_t)k, o);
+  }
+  return list;
+}
+
+int CoreBPE_init(CoreBPE* self, PyObject* args, PyObject* kwds) {
+  static const char* kwlist[] = {"ranks", "decoder", "pattern", nullptr};
+  PyObject *ranks, *decoder;
+  int pattern;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!i", (char**)kwlist, &PyDict_Type, &ranks, &PyDict_Type,
+                                   &decoder, &pattern))
+    return -1;
+  if (pattern < -1 || pattern > 4) {
+    PyErr_Format(PyExc_ValueError, "unknown scanner %d", pattern);
+    return -1;
+  }
+  if (self->vocab) return 0;  // immutable: a second __init__ changes nothing
+  try {
+    auto* v = new Vocab();
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(ranks, &pos, &key, &value)) {
+      if (!PyBytes_Check(key)) { delete v; PyErr_SetString(PyExc_TypeError, "ranks keys must be bytes"); return -1; }
+      unsigned long r = PyLong_AsUnsignedLong(value);
+      if (PyErr_Occurred() || r >= 0xFFFFFFFFul) {
+        delete v;
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_OverflowError, "rank does not fit in 32 bits");
+        return -1;
+      }
+      v->add((const uint8_t*)PyBytes_AS_STRING(key), (size_t)PyBytes_GET_SIZE(key), (uint32_t)r);
+    }
+    v->finish();
+    auto* dec = new std::vector<std::string>();
+    auto* has = new std::vector<uint8_t>();
+    pos = 0;
+    while (PyDict_Next(decoder, &pos, &key, &value)) {
+      unsigned long id = PyLong_AsUnsignedLong(key);
+      if (PyErr_Occurred() || id >= 0xFFFFFFFFul || !PyBytes_Check(value)) {
+        delete v; delete dec; delete has;
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "decoder must map int ids to bytes");
+        return -1;
+      }
+      if (id >= dec->size()) { dec->resize(id + 1); has->resize(id + 1, 0); }
+      (*dec)[id].assign(PyBytes_AS_STRING(value), (size_t)PyBytes_GET_SIZE(value));
+      (*has)[id] = 1;
+    }
+    self->vocab = v;
+    self->ints = new std::vector<PyObject*>();
+    self->lazy = new LazyBacktracker();
+    self->decoder = dec;
+    self->has_id = has;
+    self->pattern = pattern;
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  return 0;
+}
+
+void CoreBPE_dealloc(CoreBPE* self) {
+  if (self->ints) {
+    for (PyObject* o : *self->ints) Py_XDECREF(o);
+    delete self->ints;
+  }
+  delete self->vocab;
+  delete self->lazy;
+  delete self->decoder;
+  delete self->has_id;
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+bool ready(CoreBPE* self) {
+  if (!self->vocab) {
+    PyErr_SetString(PyExc_ValueError, "CoreBPE is not initialised");
+    return false;
+  }
+  return true;
+}
+
+bool need_scanner(CoreBPE* self) {
+  if (!ready(self)) return false;
+  if (self->pattern < 0) {
+    PyErr_SetString(PyExc_ValueError, "this core has no native scanner (custom pattern)");
+    return false;
+  }
+  return true;
+}
+
+// Encodes a str with the native scanner into out; false with a Python error set on failure.
+bool encode_str(CoreBPE* self, PyObject* arg, std::vector<uint32_t>& out) {
+  if (!need_scanner(self)) return false;
+  Py_ssize_t n;
+  const char* s = PyUnicode_AsUTF8AndSize(arg, &n);
+  if (!s) return false;  // TypeError, or UnicodeEncodeError for lone surrogates
+  bool oom = false;
+  Py_BEGIN_ALLOW_THREADS
+  try {
+    out.reserve((size_t)n / 3 + 16);
+    PieceCache cache;
+    tf::encode_text(*self->vocab, *self->lazy, (Pattern)self->pattern, (const uint8_t*)s, (size_t)n, out, cache);
+  } catch (const std::bad_alloc&) {
+    oom = true;
+  }
+  Py_END_ALLOW_THREADS
+  if (oom) {
+    PyErr_NoMemory();
+    return false;
+  }
+  return true;
+}
+
+// encode_ordinary(text: str) -> list[int]
+PyObject* CoreBPE_encode_ordinary(CoreBPE* self, PyObject* arg) {
+  std::vector<uint32_t> out;
+  if (!encode_str(self, arg, out)) return nullptr;
+  return list_of_ids(self, out);
+}
+
+// encode_ordinary_u32(text: str) -> bytes (native-endian uint32 ids, for numpy.frombuffer)
+PyObject* CoreBPE_encode_ordinary_u32(CoreBPE* self, PyObject* arg) {
+  std::vector<uint32_t> out;
+  if (!encode_str(self, arg, out)) return nullptr;
+  return PyBytes_FromStringAndSize((const char*)out.data(), (Py_ssize_t)(out.size() * sizeof(uint32_t)));
+}
+
+// Encodes a list of str on up to num_threads threads (GIL released) into outs.
+// Returns false with a Python error set on failure.
+bool encode_many(CoreBPE* self, PyObject* texts, int num_threads, std::vector<std::vector<uint32_t>>& outs) {
+  if (!need_scanner(self)) return false;
+  Py_ssize_t count = PyList_GET_SIZE(texts);
+  std::vector<PyObject*> keep;
+  std::vector<std::pair<const char*, size_t>> items((size_t)count);
+  keep.reserve((size_t)count);
+  for (Py_ssize_t k = 0; k < count; ++k) {
+    PyObject* o = PyList_GET_ITEM(texts, k);
+    Py_ssize_t n;
+    const char* s = PyUnicode_AsUTF8AndSize(o, &n);
+    if (!s) {
+      for (PyObject* x : keep) Py_DECREF(x);
+      return false;
+    }
+    Py_INCREF(o);
+    keep.push_back(o);
+    items[(size_t)k] = {s, (size_t)n};
+  }
+  outs.assign((size_t)count, {});
+  std::atomic<size_t> next{0};
+  std::atomic<bool> oom{false};
+  const Vocab& v = *self->vocab;
+  LazyBacktracker& lazy = *self->lazy;
+  Pattern pat = (Pattern)self->pattern;
+  auto work = [&]() {
+    try {
+      PieceCache cache;
+      for (;;) {
+        size_t k = next.fetch_add(1);
+        if (k >= items.size()) break;
+        tf::encode_text(v, lazy, pat, (const uint8_t*)items[k].first, items[k].second, outs[k], cache);
+      }
+    } catch (const std::bad_alloc&) {
+      oom = true;
+    }
+  };
+  Py_BEGIN_ALLOW_THREADS
+  size_t threads = (size_t)(num_threads < 1 ? 1 : num_threads);
+  if (threads > items.size()) threads = items.size() ? items.size() : 1;
+  std::vector<std::thread> pool;
+  try {
+    for (size_t k = 1; k < threads; ++k) pool.emplace_back(work);
+  } catch (...) {
+    // could not start a thread: the calling thread does all the work
+  }
+  work();
+  for (auto& th : pool) th.join();
+  Py_END_ALLOW_THREADS
+  for (PyObject* o : keep) Py_DECREF(o);
+  if (oom) {
+    PyErr_NoMemory();
+    return false;
+  }
+  return true;
+}
+
+// encode_ordinary_batch(texts: list[str], num_threads: int) -> list[list[int]]
+PyObject* CoreBPE_encode_ordinary_batch(CoreBPE* self, PyObject* args) {
+  PyObject* texts;
+  int num_threads;
+  if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &texts, &num_threads)) return nullptr;
+  std::vector<std::vector<uint32_t>> outs;
+  if (!encode_many(self, texts, num_threads, outs)) return nullptr;
+  PyObject* result = PyList_New((Py_ssize_t)outs.size());
+  if (!result) return nullptr;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    PyObject* l = list_of_ids(self, outs[k]);
+    if (!l) { Py_DECREF(result); return nullptr; }
+    PyList_SET_ITEM(result, (Py_ssize_t)k, l);
+  }
+  return result;
+}
+
+// encode_ordinary_batch_flat(texts, num_threads) -> (bytes of uint32 ids, bytes of uint64 offsets):
+// document k is ids[offsets[k]:offsets[k+1]]. No Python object per token.
+PyObject* CoreBPE_encode_ordinary_batch_flat(CoreBPE* self, PyObject* args) {
+  PyObject* texts;
+  int num_threads;
+  if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &texts, &num_threads)) return nullptr;
+  std::vector<std::vector<uint32_t>> outs;
+  if (!encode_many(self, texts, num_threads, outs)) return nullptr;
+  size_t total = 0;
+  for (auto& o : outs) total += o.size();
+  PyObject* ids = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)(total * sizeof(uint32_t)));
+  PyObject* offs = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)((outs.size() + 1) * sizeof(uint64_t)));
+  if (!ids || !offs) { Py_XDECREF(ids); Py_XDECREF(offs); return nullptr; }
+  uint32_t* w = (uint32_t*)PyBytes_AS_STRING(ids);
+  uint64_t* o = (uint64_t*)PyBytes_AS_STRING(offs);
+  size_t pos = 0;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    o[k] = pos;
+    if (!outs[k].empty()) std::memcpy(w + pos, outs[k].data(), outs[k].size() * sizeof(uint32_t));
+    pos += outs[k].size();
+  }
+  o[outs.size()] = pos;
+  PyObject* t = PyTuple_Pack(2, ids, offs);
+  Py_DECREF(ids);
+  Py_DECREF(offs);
+  return t;
+}
+
+// encode_piece(piece: bytes) -> list[int]
+PyObject* CoreBPE_encode_piece(CoreBPE* self, PyObject* arg) {
+  if (!ready(self)) return nullptr;
+  if (!PyBytes_Check(arg)) { PyErr_SetString(PyExc_TypeError, "piece must be bytes"); return nullptr; }
+  Py_ssize_t n = PyBytes_GET_SIZE(arg);
+  std::vector<uint32_t> out;
+  if (n == 0) return list_from_ids(out);
+  bool oom = false;
+  const bool big = (size_t)n >= RELEASE_GIL_AT_BYTES;  // (the bytes object is immutable and referenced)
+  PyThreadState* released = big ? PyEval_SaveThread() : nullptr;
+  try {
+    const uint8_t* p = (const uint8_t*)PyBytes_AS_STRING(arg);
+    uint32_t r = self->vocab->rank(p, (size_t)n);
+    if (r != Vocab::NONE) out.push_back(r);
+    else tf::merge_piece(*self->vocab, *self->lazy, p, (size_t)n, out);
+  } catch (const std::bad_alloc&) {
+    oom = true;
+  }
+  if (released) PyEval_RestoreThread(released);
+  if (oom) return PyErr_NoMemory();
+  return list_from_ids(out);
+}
+
+// _check_pair(a: int, b: int, by_merging: bool) -> bool: the backtracker's pair test (for tests)
+PyObject* CoreBPE_check_pair(CoreBPE* self, PyObject* args) {
+  if (!ready(self)) return nullptr;
+  unsigned int a, b;
+  int by_merging;
+  if (!PyArg_ParseTuple(args, "IIp", &a, &b, &by_merging)) return nullptr;
+  bool ok;
+  try {
+    const tf::Backtracker& bt = self->lazy->get(*self->vocab);
+    if (a == 0xFFFFFFFFu && b == 0xFFFFFFFFu) return PyBool_FromLong(bt.monotone());  // tests: which path runs
+    ok = bt.check_pair(a, b, by_merging != 0);
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  }
+  return PyBool_FromLong(ok);
+}
+
+// merge_with(piece: bytes, method: int) -> list[int]: merging only, by 0 = array/heap, 1 = backtracking.
+// For the differential tests of the two algorithms.
+PyObject* CoreBPE_merge_with(CoreBPE* self, PyObject* args) {
+  if (!ready(self)) return nullptr;
+  Py_buffer piece;
+  int method;
+  if (!PyArg_ParseTuple(args, "y*i", &piece, &method)) return nullptr;
+  std::vector<uint32_t> out;
+  bool oom = false;
+  // (the buffer stays exported, so its memory stays put while the GIL is released)
+  PyThreadState* released = (size_t)piece.len >= RELEASE_GIL_AT_BYTES ? PyEval_SaveThread() : nullptr;
+  try {
+    if (piece.len > 0) {
+      if (method == 1) self->lazy->get(*self->vocab).encode((const uint8_t*)piece.buf, (size_t)piece.len, out);
+      else tf::bpe_merge(*self->vocab, (const uint8_t*)piece.buf, (size_t)piece.len, out);
+    }
+  } catch (const std::bad_alloc&) {
+    oom = true;
+  }
+  if (released) PyEval_RestoreThread(released);
+  PyBuffer_Release(&piece);
+  if (oom) return PyErr_NoMemory();
+  return list_from_ids(out);
+}
+
+// split(text: str) -> list[str]: the scanner's pieces (for tests against the regex module)
+PyObject* CoreBPE_split(CoreBPE* self, PyObject* arg) {
+  if (!need_scanner(self)) return nullptr;
+  Py_ssize_t n;
+  const char* s = PyUnicode_AsUTF8AndSize(arg, &n);
+  if (!s) return nullptr;
+  tf::Text t{(const uint8_t*)s, (size_t)n};
+  PyObject* list = PyList_New(0);
+  if (!list) return nullptr;
+  size_t i = 0;
+  while (i < (size_t)n) {
+    size_t e = tf::next_piece((Pattern)self->pattern, t, i);
+    if (e <= i) e = i + 1;
+    PyObject* piece = PyUnicode_DecodeUTF8(s + i, (Py_ssize_t)(e - i), "strict");
+    if (!piece || PyList_Append(list, piece) < 0) { Py_XDECREF(piece); Py_DECREF(list); return nullptr; }
+    Py_DECREF(piece);
+    i = e;
+  }
+  return list;
+}
+
+// decode_bytes(ids: sequence of int) -> bytes; raises KeyError(position) on an unknown id
+PyObject* CoreBPE_decode_bytes(CoreBPE* self, PyObject* arg) {
+  if (!ready(self)) return nullptr;
+  PyObject* seq = PySequence_Fast(arg, "ids must be a sequence of ints");
+  if (!seq) return nullptr;
+  Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+  PyObject** items = PySequence_Fast_ITEMS(seq);
+  const auto& dec = *self->decoder;
+  const auto& has = *self->has_id;
+  size_t total = 0;
+  std::vector<uint32_t> ids((size_t)count);
+  for (Py_ssize_t k = 0; k < count; ++k) {
+    PyObject* o = items[k];
+    long long id = PyLong_Check(o) ? PyLong_AsLongLong(o) : -1;
+    if ((id == -1 && PyErr_Occurred()) || !PyLong_Check(o) || id < 0 || (unsigned long long)id >= has.size() ||
+        !has[(size_t)id]) {
+      PyErr_Clear();
+      Py_DECREF(seq);
+      PyObject* pos = PyLong_FromSsize_t(k);
+      if (pos) { PyErr_SetObject(PyExc_LookupError, pos); Py_DECREF(pos); }
+      return nullptr;
+    }
+    ids[(size_t)k] = (uint32_t)id;
+    total += dec[(size_t)id].size();
+  }
+  Py_DECREF(seq);
+  PyObject* out = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)total);
+  if (!out) return nullptr;
+  char* w = PyBytes_AS_STRING(out);
+  for (uint32_t id : ids) {
+    const std::string& b = dec[id];
+    std::memcpy(w, b.data(), b.size());
+    w += b.size();
+  }
+  return out;
+}
+
+PyMethodDef CoreBPE_methods[] = {
+    {"encode_ordinary", (PyCFunction)CoreBPE_encode_ordinary, METH_O, "Encode a str with the native scanner."},
+    {"encode_ordinary_u32", (PyCFunction)CoreBPE_encode_ordinary_u32, METH_O, "Encode to packed uint32 bytes."},
+    {"encode_ordinary_batch", (PyCFunction)CoreBPE_encode_ordinary_batch, METH_VARARGS, "Encode a list of str on threads."},
+    {"encode_ordinary_batch_flat", (PyCFunction)CoreBPE_encode_ordinary_batch_flat, METH_VARARGS,
+     "Encode a list of str on threads into flat uint32 ids + uint64 offsets."},
+    {"encode_piece", (PyCFunction)CoreBPE_encode_piece, METH_O, "Ids of one pre-token."},
+    {"split", (PyCFunction)CoreBPE_split, METH_O, "Pieces of the native scanner."},
+    {"merge_with", (PyCFunction)CoreBPE_merge_with, METH_VARARGS, "Merge a piece with a chosen algorithm."},
+    {"_check_pair", (PyCFunction)CoreBPE_check_pair, METH_VARARGS, "Pair validity, fast or by merging (tests)."},
+    {"decode_bytes", (PyCFunction)CoreBPE_decode_bytes, METH_O, "Concatenated bytes of ids."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyTypeObject CoreBPEType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// class_table() -> bytes: the scanner's class bits of every code point, as native uint16.
+PyObject* tf_class_table(PyObject*, PyObject*) {
+  PyObject* out = PyBytes_FromStringAndSize(nullptr, 0x110000 * 2);
+  if (!out) return nullptr;
+  uint16_t* w = (uint16_t*)PyBytes_AS_STRING(out);
+  tf::class_table(w);  // (no GIL release: 2 MB of table lookups, as before)
+  return out;
+}
+
+
+
+
+
+// Sets FileFormatError (tokenforge.errors) with msg.
+inline void set_format_error(const std::string& msg) {
+  PyObject* mod = PyImport_ImportModule("tokenforge.errors");
+  PyObject* cls = mod ? PyObject_GetAttrString(mod, "FileFormatError") : nullptr;
+  Py_XDECREF(mod);
+  if (!cls) return;  // the import error stays set
+  PyErr_SetString(cls, msg.c_str());
+  Py_DECREF(cls);
+}
+
+// A tuple of the items of seq (owning them), or nullptr with TypeError(msg).
+inline PyObject* as_tuple(PyObject* seq, const char* msg) {
+  if (PyTuple_Check(seq)) {
+    Py_INCREF(seq);
+    return seq;
+  }
+  if (!PyList_Check(seq)) {
+    PyErr_SetString(PyExc_TypeError, msg);
+    return nullptr;
+  }
+  return PyList_AsTuple(seq);
+}
+
+inline bool u32_string_of(PyObject* s, U32& out) {
+  std::vector<uint32_t> v;
+  if (!u32_of(s, v)) return false;
+  out.assign((const char32_t*)v.data(), v.size());
+  return true;
+}
+
+// Runs f() (which may throw SpmError or bad_alloc) with the GIL released when big;
+// false with a Python exception set on failure.
+template <class F>
+bool run_released(bool big, F&& f) {
+  std::string err;
+  int kind = 0;  // 1 = format error, 2 = out of memory
+  auto body = [&] {
+    try {
+      f();
+    } catch (const tf::FormatError& e) {
+      kind = 1;
+      try { err = e.what(); } catch (...) { kind = 2; }
+    } catch (const std::bad_alloc&) {
+      kind = 2;
+    } catch (const std::length_error&) {
+      kind = 3;
+    }
+  };
+  if (big) {
+    Py_BEGIN_ALLOW_THREADS
+    body();
+    Py_END_ALLOW_THREADS
+  } else {
+    body();
+  }
+  if (kind == 1) { set_format_error(err); return false; }
+  if (kind == 2) { PyErr_NoMemory(); return false; }
+  if (kind == 3) { PyErr_SetString(PyExc_OverflowError, "text too long (2**31 code points or more)"); return false; }
+  return true;
+}
+
+// --- SpmNormalizer ---------------------------------------------------------------------
+
+struct SpmNormalizerObject {
+  PyObject_HEAD
+  tf::spm::Normalizer* impl;
+};
+
+inline int SpmNormalizer_init(SpmNormalizerObject* self, PyObject* args, PyObject* kwds) {
+  static const char* kwlist[] = {"charsmap", "add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces",
+                                 "user_defined", nullptr};
+  Py_buffer blob;
+  int adp, rew, esc;
+  PyObject* udf;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*pppO", (char**)kwlist, &blob, &adp, &rew, &esc, &udf)) return -1;
+  if (self->impl) {  // immutable: a second __init__ changes nothing
+    PyBuffer_Release(&blob);
+    return 0;
+  }
+  std::vector<U32> symbols;
+  PyObject* seq = as_tuple(udf, "user_defined must be a sequence of str");
+  if (!seq) { PyBuffer_Release(&blob); return -1; }
+  bool ok = true;
+  try {
+    for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(seq) && ok; ++k) {
+      U32 s;
+      ok = u32_string_of(PySequence_Fast_GET_ITEM(seq, k), s);
+      if (ok && s.empty()) {
+        PyErr_SetString(PyExc_ValueError, "user-defined symbols must be non-empty strings");
+        ok = false;
+      }
+      if (ok) symbols.push_back(std::move(s));
+    }
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    ok = false;
+  }
+  Py_DECREF(seq);
+  if (!ok) { PyBuffer_Release(&blob); return -1; }
+  tf::spm::Normalizer* impl = nullptr;
+  bool done = run_released(false, [&] {
+    impl = new tf::spm::Normalizer((const uint8_t*)blob.buf, (size_t)blob.len, adp != 0, rew != 0, esc != 0,
+                                  std::move(symbols));
+  });
+  PyBuffer_Release(&blob);
+  if (!done) return -1;
+  self->impl = impl;
+  return 0;
+}
+
+inline void SpmNormalizer_dealloc(SpmNormalizerObject* self) {
+  delete self->impl;
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+inline bool normalizer_ready(SpmNormalizerObject* self) {
+  if (!self->impl) {
+    PyErr_SetString(PyExc_ValueError, "SpmNormalizer is not initialised");
+    return false;
+  }
+  return true;
+}
+
+// normalize(text: str) -> str
+inline PyObject* SpmNormalizer_normalize(SpmNormalizerObject* self, PyObject* arg) {
+  if (!normalizer_ready(self)) return nullptr;
+  std::vector<uint32_t> text;
+  U32 out;
+  try {
+    if (!u32_of(arg, text)) return nullptr;
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  }
+  const tf::spm::Normalizer& impl = *self->impl;
+  if (!run_released(text.size() >= tf::spm::RELEASE_GIL_AT, [&] { impl.normalize(text.data(), text.size(), out); }))
+    return nullptr;
+  return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out.data(), (Py_ssize_t)out.size());
+}
+
+inline PyMethodDef SpmNormalizer_methods[] = {
+    {"normalize", (PyCFunction)SpmNormalizer_normalize, METH_O, "sentencepiece's normalization of a str."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+inline PyTypeObject SpmNormalizerType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// --- SpmBPE ----------------------------------------------------------------------------
+
+struct SpmBPEObject {
+  PyObject_HEAD
+  tf::spm::BPE* impl;
+  std::vector<PyObject*>* ints;  // id -> a shared int object
+};
+
+inline int SpmBPE_init(SpmBPEObject* self, PyObject* args, PyObject* kwds) {
+  static const char* kwlist[] = {"pieces", "scores", "types", "unk_id", "byte_ids", nullptr};
+  PyObject *pieces, *scores, *types, *byte_ids;
+  int unk_id;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOiO", (char**)kwlist, &pieces, &scores, &types, &unk_id, &byte_ids))
+    return -1;
+  if (self->impl) return 0;
+  std::vector<U32> p;
+  std::vector<double> s;
+  std::vector<int> t;
+  std::vector<int32_t> b;
+  PyObject *ps = nullptr, *ss = nullptr, *ts = nullptr, *bs = nullptr;
+  bool ok = false;
+  try {
+    ps = as_tuple(pieces, "pieces must be a sequence of str");
+    ss = ps ? as_tuple(scores, "scores must be a sequence of float") : nullptr;
+    ts = ss ? as_tuple(types, "types must be a sequence of int") : nullptr;
+    if (ts && byte_ids != Py_None) bs = as_tuple(byte_ids, "byte_ids must be None or a sequence of int");
+    if (ts && (byte_ids == Py_None || bs)) {
+      ok = true;
+      for (Py_ssize_t k = 0; ok && k < PySequence_Fast_GET_SIZE(ps); ++k) {
+        U32 x;
+        ok = u32_string_of(PySequence_Fast_GET_ITEM(ps, k), x);
+        if (ok) p.push_back(std::move(x));
+      }
+      for (Py_ssize_t k = 0; ok && k < PySequence_Fast_GET_SIZE(ss); ++k) {
+        double d = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(ss, k));
+        ok = !(d == -1.0 && PyErr_Occurred());
+        s.push_back(d);
+      }
+      for (Py_ssize_t k = 0; ok && k < PySequence_Fast_GET_SIZE(ts); ++k) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(ts, k));
+        ok = !(v == -1 && PyErr_Occurred());
+        t.push_back((int)v);
+      }
+      for (Py_ssize_t k = 0; ok && bs && k < PySequence_Fast_GET_SIZE(bs); ++k) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(bs, k));
+        ok = !(v == -1 && PyErr_Occurred());
+        b.push_back((int32_t)v);
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    ok = false;
+  }
+  Py_XDECREF(ps);
+  Py_XDECREF(ss);
+  Py_XDECREF(ts);
+  Py_XDECREF(bs);
+  if (!ok) return -1;
+  tf::spm::BPE* impl = nullptr;
+  std::string err;
+  try {
+    impl = new tf::spm::BPE(std::move(p), std::move(s), std::move(t), unk_id, std::move(b));
+  } catch (const std::invalid_argument& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+    return -1;
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  self->impl = impl;
+  self->ints = new (std::nothrow) std::vector<PyObject*>();
+  if (!self->ints) { PyErr_NoMemory(); return -1; }
+  return 0;
+}
+
+inline void SpmBPE_dealloc(SpmBPEObject* self) {
+  if (self->ints) {
+    for (PyObject* o : *self->ints) Py_XDECREF(o);
+    delete self->ints;
+  }
+  delete self->impl;
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+inline bool run_bpe(SpmBPEObject* self, PyObject* arg, std::vector<tf::Token>& out) {
+  if (!self->impl) {
+    PyErr_SetString(PyExc_ValueError, "SpmBPE is not initialised");
+    return false;
+  }
+  std::vector<uint32_t> text;
+  try {
+    if (!u32_of(arg, text)) return false;
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    return false;
+  }
+  const tf::spm::BPE& impl = *self->impl;
+  return run_released(text.size() >= tf::spm::RELEASE_GIL_AT, [&] { impl.tokenize(text.data(), text.size(), out); });
+}
+
+// A list of ids, one shared int object per id (as CoreBPE's list_of_ids).
+inline PyObject* SpmBPE_list_of_ids(SpmBPEObject* self, const std::vector<tf::Token>& toks) {
+  std::vector<PyObject*>& cache = *self->ints;
+  if (cache.empty()) cache.assign(self->impl->size(), nullptr);
+  PyObject* list = PyList_New((Py_ssize_t)toks.size());
+  if (!list) return nullptr;
+  for (size_t k = 0; k < toks.size(); ++k) {
+    size_t id = (size_t)toks[k].id;
+    PyObject* o = id < cache.size() ? cache[id] : nullptr;
+    if (!o) {
+      o = PyLong_FromSize_t(id);
+      if (!o) { Py_DECREF(list); return nullptr; }
+      if (id < cache.size()) cache[id] = o;
+      else { PyList_SET_ITEM(list, (Py_ssize_t)k, o); continue; }
+    }
+    Py_INCREF(o);
+    PyList_SET_ITEM(list, (Py_ssize_t)k, o);
+  }
+  return list;
+}
+
+// encode(text: str) -> list[int]
+inline PyObject* SpmBPE_encode(SpmBPEObject* self, PyObject* arg) {
+  std::vector<tf::Token> out;
+  if (!run_bpe(self, arg, out)) return nullptr;
+  return SpmBPE_list_of_ids(self, out);
+}
+
+// tokenize(text: str) -> list[tuple[int, int, int]]: (id, start, end) in code points
+inline PyObject* SpmBPE_tokenize(SpmBPEObject* self, PyObject* arg) {
+  std::vector<tf::Token> out;
+  if (!run_bpe(self, arg, out)) return nullptr;
+  PyObject* list = PyList_New((Py_ssize_t)out.size());
+  if (!list) return nullptr;
+  for (size_t k = 0; k < out.size(); ++k) {
+    PyObject* t = Py_BuildValue("(iII)", out[k].id, out[k].start, out[k].end);
+    if (!t) { Py_DECREF(list); return nullptr; }
+    PyList_SET_ITEM(list, (Py_ssize_t)k, t);
+  }
+  return list;
+}
+
+inline PyMethodDef SpmBPE_methods[] = {
+    {"encode", (PyCFunction)SpmBPE_encode, METH_O, "Ids of a normalized text (sentencepiece BPE)."},
+    {"tokenize", (PyCFunction)SpmBPE_tokenize, METH_O, "(id, start, end) of a normalized text."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+inline PyTypeObject SpmBPEType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// spm_bpe_encode(normalizer: SpmNormalizer, model: SpmBPE, text: str) -> list[int]:
+// model.encode(normalizer.normalize(text)) without the intermediate str.
+inline PyObject* spm_bpe_encode(PyObject*, PyObject* args) {
+  PyObject *norm, *bpe, *text;
+  if (!PyArg_ParseTuple(args, "O!O!U", &SpmNormalizerType, &norm, &SpmBPEType, &bpe, &text)) return nullptr;
+  auto* ns = (SpmNormalizerObject*)norm;
+  auto* bs = (SpmBPEObject*)bpe;
+  if (!normalizer_ready(ns)) return nullptr;
+  if (!bs->impl) {
+    PyErr_SetString(PyExc_ValueError, "SpmBPE is not initialised");
+    return nullptr;
+  }
+  std::vector<uint32_t> in;
+  try {
+    if (!u32_of(text, in)) return nullptr;
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  }
+  std::vector<tf::Token> out;
+  const tf::spm::Normalizer& n = *ns->impl;
+  const tf::spm::BPE& b = *bs->impl;
+  if (!run_released(in.size() >= tf::spm::RELEASE_GIL_AT, [&] {
+        U32 s;
+        n.normalize(in.data(), in.size(), s);
+        b.tokenize((const uint32_t*)s.data(), s.size(), out);
+      }))
+    return nullptr;
+  return SpmBPE_list_of_ids(bs, out);
+}
+
+// --- SpmUnigram ------------------------------------------------------------------------
+
+struct SpmUnigramObject {
+  PyObject_HEAD
+  tf::unigram::UnigramLattice* impl;
+  int32_t unk_id;                  // -1: none
+  std::vector<int32_t>* byte_ids;  // 256 ids (byte fallback) or empty
+};
+
+// 256 non-negative ids from a sequence (byte_ids), or empty for None.
+inline bool byte_ids_of(PyObject* o, std::vector<int32_t>& out) {
+  out.clear();
+  if (o == Py_None) return true;
+  PyObject* seq = as_tuple(o, "byte_ids must be None or a sequence of 256 ints");
+  if (!seq) return false;
+  bool ok = PyTuple_GET_SIZE(seq) == 256;
+  try {
+    for (Py_ssize_t k = 0; ok && k < 256; ++k) {
+      PyObject* x = PyTuple_GET_ITEM(seq, k);
+      long v = PyLong_Check(x) ? PyLong_AsLong(x) : -1;
+      ok = !(v == -1 && PyErr_Occurred()) && v >= 0 && v <= INT32_MAX;
+      out.push_back((int32_t)v);
+    }
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    ok = false;
+  }
+  Py_DECREF(seq);
+  if (!ok && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "byte_ids must hold 256 non-negative ids");
+  if (!ok) out.clear();
+  return ok;
+}
+
+// SpmUnigram(pieces: list[str | None], scores: list[float], unk_score: float, float32=True,
+//            unk_id=-1, byte_ids=None): pieces[i] None = not in the lattice; float32 chooses the
+// arithmetic (UnigramLattice); unk_id (-1: none) and byte_ids (256 ids, byte fallback) are what
+// encode/tokenize make of runs of unknown characters (Unigram._finish).
+inline int SpmUnigram_init(SpmUnigramObject* self, PyObject* args, PyObject* kwds) {
+  static const char* kwlist[] = {"pieces", "scores", "unk_score", "float32", "unk_id", "byte_ids", nullptr};
+  PyObject *pieces, *scores, *byte_ids = Py_None;
+  double unk_score;
+  int float32 = 1, unk_id = -1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOd|piO", (char**)kwlist, &pieces, &scores, &unk_score, &float32,
+                                   &unk_id, &byte_ids))
+    return -1;
+  if (self->impl) return 0;
+  if (std::isnan(unk_score)) {
+    PyErr_SetString(PyExc_ValueError, "SpmUnigram: unk_score is NaN");
+    return -1;
+  }
+  if (unk_id < -1) {
+    PyErr_SetString(PyExc_ValueError, "SpmUnigram: unk_id must be an id or -1");
+    return -1;
+  }
+  std::vector<int32_t> bytes;
+  if (!byte_ids_of(byte_ids, bytes)) return -1;
+  PyObject* ps = as_tuple(pieces, "pieces must be a list of str or None");
+  if (!ps) return -1;
+  PyObject* ss = as_tuple(scores, "scores must be a list of float");
+  if (!ss) { Py_DECREF(ps); return -1; }
+  bool ok = PyTuple_GET_SIZE(ps) == PyTuple_GET_SIZE(ss);
+  if (!ok) PyErr_SetString(PyExc_ValueError, "SpmUnigram: pieces and scores must have the same length");
+  std::vector<U32> p;
+  std::vector<double> sc;
+  try {
+    for (Py_ssize_t k = 0; ok && k < PyTuple_GET_SIZE(ps); ++k) {
+      PyObject* o = PyTuple_GET_ITEM(ps, k);
+      PyObject* f = PyTuple_GET_ITEM(ss, k);
+      if (!PyFloat_Check(f) && !PyLong_Check(f)) {
+        PyErr_Format(PyExc_TypeError, "SpmUnigram: score %zd must be a number", k);
+        ok = false;
+        break;
+      }
+      double d = PyFloat_Check(f) ? PyFloat_AS_DOUBLE(f) : PyLong_AsDouble(f);
+      if (d == -1.0 && PyErr_Occurred()) { ok = false; break; }
+      if (std::isnan(d)) {
+        PyErr_Format(PyExc_ValueError, "SpmUnigram: score %zd is NaN", k);
+        ok = false;
+        break;
+      }
+      sc.push_back(d);
+      U32 x;
+      if (o != Py_None && !u32_string_of(o, x)) { ok = false; break; }
+      p.push_back(std::move(x));
+    }
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    ok = false;
+  }
+  Py_DECREF(ps);
+  Py_DECREF(ss);
+  if (!ok) return -1;
+  tf::unigram::UnigramLattice* impl = nullptr;
+  std::vector<int32_t>* held = nullptr;
+  if (!run_released(false, [&] {
+        held = new std::vector<int32_t>(std::move(bytes));
+        impl = new tf::unigram::UnigramLattice(p, sc, unk_score, float32 != 0);
+      })) {
+    delete held;
+    return -1;
+  }
+  self->impl = impl;
+  self->byte_ids = held;
+  self->unk_id = (int32_t)unk_id;
+  return 0;
+}
+
+inline void SpmUnigram_dealloc(SpmUnigramObject* self) {
+  delete self->impl;
+  delete self->byte_ids;
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+inline const tf::unigram::UnigramLattice* unigram_ready(SpmUnigramObject* self) {
+  if (!self->impl) PyErr_SetString(PyExc_ValueError, "SpmUnigram is not initialised");
+  return self->impl;
+}
+
+// viterbi(text: str) -> (ids, starts): the best path before unknown merging (id -1: unknown character)
+inline PyObject* SpmUnigram_viterbi(SpmUnigramObject* self, PyObject* arg) {
+  const tf::unigram::UnigramLattice* impl = unigram_ready(self);
+  if (!impl) return nullptr;
+  std::vector<uint32_t> text;
+  std::vector<int32_t> ids;
+  std::vector<uint32_t> starts;
+  try {
+    if (!u32_of(arg, text)) return nullptr;
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  }
+  if (!run_released(text.size() >= tf::spm::RELEASE_GIL_AT, [&] {
+        if (text.size() > (size_t)INT32_MAX) throw std::length_error("text too long");
+        impl->viterbi(text.data(), text.size(), ids, starts);
+      }))
+    return nullptr;
+  PyObject* a = PyList_New((Py_ssize_t)ids.size());
+  PyObject* b = PyList_New((Py_ssize_t)starts.size());
+  if (!a || !b) { Py_XDECREF(a); Py_XDECREF(b); return nullptr; }
+  for (size_t k = 0; k < ids.size(); ++k) {
+    PyObject* x = PyLong_FromLong(ids[k]);
+    PyObject* y = PyLong_FromUnsignedLong(starts[k]);
+    if (!x || !y) { Py_XDECREF(x); Py_XDECREF(y); Py_DECREF(a); Py_DECREF(b); return nullptr; }
+    PyList_SET_ITEM(a, (Py_ssize_t)k, x);
+    PyList_SET_ITEM(b, (Py_ssize_t)k, y);
+  }
+  return Py_BuildValue("(NN)", a, b);
+}
+
+// Viterbi and unknown merging of t[0:n] (GIL-free), each token to emit(id, start, end); false
+// when a run of unknown characters has neither unk_id nor byte_ids.
+template <class Emit>
+bool unigram_tokens(const SpmUnigramObject* self, const uint32_t* t, size_t n, Emit&& emit) {
+  if (n > (size_t)INT32_MAX) throw std::length_error("text too long");
+  std::vector<int32_t> ids;
+  std::vector<uint32_t> starts;
+  self->impl->viterbi(t, n, ids, starts);
+  return tf::unigram::finish_path(t, n, ids, starts, self->unk_id, *self->byte_ids, emit);
+}
+
+// The tokens of text (a str) to emit; covered = false when unknown characters are left uncovered.
+template <class Emit>
+bool run_unigram(SpmUnigramObject* self, PyObject* arg, bool& covered, Emit&& emit) {
+  if (!unigram_ready(self)) return false;
+  std::vector<uint32_t> text;
+  try {
+    if (!u32_of(arg, text)) return false;
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    return false;
+  }
+  return run_released(text.size() >= tf::spm::RELEASE_GIL_AT,
+                      [&] { covered = unigram_tokens(self, text.data(), text.size(), emit); });
+}
+
+// A list of non-negative ids; ids below 2^20 reuse one int object each, kept for the life
+// of the process (made on first use, with the GIL held), so a list costs an INCREF per id.
+inline PyObject* list_of_shared_ints(const std::vector<int32_t>& ids) {
+  static std::vector<PyObject*> cache;
+  constexpr size_t kMax = 1 << 20;
+  PyObject* list = PyList_New((Py_ssize_t)ids.size());
+  if (!list) return nullptr;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    size_t id = (size_t)ids[k];
+    PyObject* o = nullptr;
+    if (id < kMax) {
+      if (id >= cache.size()) {
+        try {
+          cache.resize(id + 1 > 2 * cache.size() ? id + 1 : (2 * cache.size() < kMax ? 2 * cache.size() : kMax), nullptr);
+        } catch (const std::bad_alloc&) {
+          Py_DECREF(list);
+          return PyErr_NoMemory();
+        }
+      }
+      o = cache[id];
+      if (!o) {
+        o = PyLong_FromSize_t(id);
+        if (!o) { Py_DECREF(list); return nullptr; }
+        cache[id] = o;
+      }
+      Py_INCREF(o);
+    } else {
+      o = PyLong_FromSize_t(id);
+      if (!o) { Py_DECREF(list); return nullptr; }
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)k, o);
+  }
+  return list;
+}
+
+// encode(text: str) -> list[int] | None: ids of the best segmentation (Unigram.encode_piece);
+// None when a run of unknown characters has neither unk_id nor byte_ids (the caller raises).
+inline PyObject* SpmUnigram_encode(SpmUnigramObject* self, PyObject* arg) {
+  std::vector<int32_t> ids;
+  bool covered = true;
+  if (!run_unigram(self, arg, covered, [&](int32_t id, uint32_t, uint32_t) { ids.push_back(id); })) return nullptr;
+  if (!covered) Py_RETURN_NONE;
+  return list_of_shared_ints(ids);
+}
+
+// tokenize(text: str) -> list[(id, start, end)] | None: as encode, with code-point spans (Unigram.tokenize)
+inline PyObject* SpmUnigram_tokenize(SpmUnigramObject* self, PyObject* arg) {
+  std::vector<tf::Token> out;
+  bool covered = true;
+  if (!run_unigram(self, arg, covered, [&](int32_t id, uint32_t a, uint32_t b) { out.push_back(tf::Token{id, a, b}); }))
+    return nullptr;
+  if (!covered) Py_RETURN_NONE;
+  PyObject* list = PyList_New((Py_ssize_t)out.size());
+  if (!list) return nullptr;
+  for (size_t k = 0; k < out.size(); ++k) {
+    PyObject* t = Py_BuildValue("(iII)", out[k].id, out[k].start, out[k].end);
+    if (!t) { Py_DECREF(list); return nullptr; }
+    PyList_SET_ITEM(list, (Py_ssize_t)k, t);
+  }
+  return list;
+}
+
+inline PyObject* SpmUnigram_float32(SpmUnigramObject* self, void*) {
+  if (!unigram_ready(self)) return nullptr;
+  return PyBool_FromLong(self->impl->float32());
+}
+
+inline PyMethodDef SpmUnigram_methods[] = {
+    {"viterbi", (PyCFunction)SpmUnigram_viterbi, METH_O, "Best path: (ids, starts); id -1 = unknown character."},
+    {"encode", (PyCFunction)SpmUnigram_encode, METH_O, "Ids of the best segmentation, unknown runs merged (None: uncovered)."},
+    {"tokenize", (PyCFunction)SpmUnigram_tokenize, METH_O, "(id, start, end) of the best segmentation (None: uncovered)."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+inline PyGetSetDef SpmUnigram_getset[] = {
+    {"float32", (getter)SpmUnigram_float32, nullptr, "True: sentencepiece's float32 arithmetic; False: doubles (HF).", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+inline PyTypeObject SpmUnigramType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// --- Unigram, fused with the normalizer -----------------------------------------------
+
+// spm_unigram_encode(normalizer: SpmNormalizer, model: SpmUnigram, text: str) -> list[int] | None
+// The ids of sentencepiece's Unigram encoding of text in one call: normalization, then
+// SpmUnigram.encode of the normalized text. None when a run of unknown characters is left
+// uncovered (the caller raises as the Python path does).
+inline PyObject* spm_unigram_encode(PyObject*, PyObject* args) {
+  PyObject *norm, *cap, *text;
+  if (!PyArg_ParseTuple(args, "O!O!U", &SpmNormalizerType, &norm, &SpmUnigramType, &cap, &text)) return nullptr;
+  auto* self = (SpmNormalizerObject*)norm;
+  if (!normalizer_ready(self)) return nullptr;
+  auto* model = (SpmUnigramObject*)cap;
+  if (!unigram_ready(model)) return nullptr;
+  std::vector<uint32_t> in;
+  try {
+    if (!u32_of(text, in)) return nullptr;
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  }
+  std::vector<int32_t> out;
+  bool covered = true;
+  const tf::spm::Normalizer& impl = *self->impl;
+  bool done = run_released(in.size() >= tf::spm::RELEASE_GIL_AT, [&] {
+    U32 s;
+    impl.normalize(in.data(), in.size(), s);
+    covered = unigram_tokens(model, (const uint32_t*)s.data(), s.size(),
+                             [&](int32_t id, uint32_t, uint32_t) { out.push_back(id); });
+  });
+  if (!done) return nullptr;
+  if (!covered) Py_RETURN_NONE;
+  return list_of_shared_ints(out);
+}
+
+// Readies both types and adds them to module m; -1 with an exception set on failure.
+inline int add_types(PyObject* m) {
+  SpmNormalizerType.tp_name = "tokenforge._core.SpmNormalizer";
+  SpmNormalizerType.tp_basicsize = sizeof(SpmNormalizerObject);
+  SpmNormalizerType.tp_flags = Py_TPFLAGS_DEFAULT;
+  SpmNormalizerType.tp_doc =
+      "SpmNormalizer(charsmap, add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces, user_defined): "
+      "sentencepiece's normalizer.";
+  SpmNormalizerType.tp_new = PyType_GenericNew;
+  SpmNormalizerType.tp_init = (initproc)SpmNormalizer_init;
+  SpmNormalizerType.tp_dealloc = (destructor)SpmNormalizer_dealloc;
+  SpmNormalizerType.tp_methods = SpmNormalizer_methods;
+  SpmBPEType.tp_name = "tokenforge._core.SpmBPE";
+  SpmBPEType.tp_basicsize = sizeof(SpmBPEObject);
+  SpmBPEType.tp_flags = Py_TPFLAGS_DEFAULT;
+  SpmBPEType.tp_doc = "SpmBPE(pieces, scores, types, unk_id, byte_ids): sentencepiece's BPE by piece score.";
+  SpmBPEType.tp_new = PyType_GenericNew;
+  SpmBPEType.tp_init = (initproc)SpmBPE_init;
+  SpmBPEType.tp_dealloc = (destructor)SpmBPE_dealloc;
+  SpmBPEType.tp_methods = SpmBPE_methods;
+  SpmUnigramType.tp_name = "tokenforge._core.SpmUnigram";
+  SpmUnigramType.tp_basicsize = sizeof(SpmUnigramObject);
+  SpmUnigramType.tp_flags = Py_TPFLAGS_DEFAULT;
+  SpmUnigramType.tp_doc =
+      "SpmUnigram(pieces, scores, unk_score, float32=True, unk_id=-1, byte_ids=None): Unigram Viterbi over a "
+      "double-array trie.";
+  SpmUnigramType.tp_new = PyType_GenericNew;
+  SpmUnigramType.tp_init = (initproc)SpmUnigram_init;
+  SpmUnigramType.tp_dealloc = (destructor)SpmUnigram_dealloc;
+  SpmUnigramType.tp_methods = SpmUnigram_methods;
+  SpmUnigramType.tp_getset = SpmUnigram_getset;
+  if (PyType_Ready(&SpmNormalizerType) < 0 || PyType_Ready(&SpmBPEType) < 0 || PyType_Ready(&SpmUnigramType) < 0)
+    return -1;
+  Py_INCREF(&SpmNormalizerType);
+  if (PyModule_AddObject(m, "SpmNormalizer", (PyObject*)&SpmNormalizerType) < 0) {
+    Py_DECREF(&SpmNormalizerType);
+    return -1;
+  }
+  Py_INCREF(&SpmBPEType);
+  if (PyModule_AddObject(m, "SpmBPE", (PyObject*)&SpmBPEType) < 0) {
+    Py_DECREF(&SpmBPEType);
+    return -1;
+  }
+  Py_INCREF(&SpmUnigramType);
+  if (PyModule_AddObject(m, "SpmUnigram", (PyObject*)&SpmUnigramType) < 0) {
+    Py_DECREF(&SpmUnigramType);
+    return -1;
+  }
+  return 0;
+}
+
+
+
+
+// learn_merges(words: list[bytes], counts: list[int], num_merges: int, order: bytes) -> list[tuple[int, int]]
+// Ids below 256 are bytes; merge k creates id 256 + k.
+static PyObject* tf_learn_merges(PyObject*, PyObject* args) {
+  PyObject *words, *counts;
+  Py_ssize_t num_merges;
+  Py_buffer order;
+  if (!PyArg_ParseTuple(args, "O!O!ny*", &PyList_Type, &words, &PyList_Type, &counts, &num_merges, &order))
+    return nullptr;
+  if (order.len != 256 || PyList_GET_SIZE(words) != PyList_GET_SIZE(counts) || num_merges < 0) {
+    PyBuffer_Release(&order);
+    PyErr_SetString(PyExc_ValueError, "learn_merges: need equal-length words/counts, num_merges >= 0, a 256-byte order");
+    return nullptr;
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> merges;
+  try {
+    tf::bpe_train::Merger m;
+    const uint8_t* ord = (const uint8_t*)order.buf;
+    m.keys.reserve(256 + (size_t)num_merges);
+    for (int c = 0; c < 256; ++c) m.keys.emplace_back(1, (char)ord[c]);
+    Py_ssize_t n = PyList_GET_SIZE(words);
+    for (Py_ssize_t k = 0; k < n; ++k) {
+      PyObject* w = PyList_GET_ITEM(words, k);
+      PyObject* c = PyList_GET_ITEM(counts, k);
+      if (!PyBytes_Check(w)) { PyBuffer_Release(&order); PyErr_SetString(PyExc_TypeError, "words must be bytes"); return nullptr; }
+      long long f = PyLong_AsLongLong(c);
+      if (f == -1 && PyErr_Occurred()) { PyBuffer_Release(&order); return nullptr; }
+      Py_ssize_t len = PyBytes_GET_SIZE(w);
+      if (len < 2 || f <= 0) continue;
+      const uint8_t* s = (const uint8_t*)PyBytes_AS_STRING(w);
+      m.words.emplace_back(s, s + len);
+      m.freqs.push_back((int64_t)f);
+    }
+    PyBuffer_Release(&order);
+    bool oom = false;
+    Py_BEGIN_ALLOW_THREADS
+    try {
+      merges = m.run((size_t)num_merges);
+    } catch (const std::bad_alloc&) {
+      oom = true;
+    }
+    Py_END_ALLOW_THREADS
+    if (oom) return PyErr_NoMemory();
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  }
+  PyObject* out = PyList_New((Py_ssize_t)merges.size());
+  if (!out) return nullptr;
+  for (size_t k = 0; k < merges.size(); ++k) {
+    PyObject* t = Py_BuildValue("(II)", merges[k].first, merges[k].second);
+    if (!t) { Py_DECREF(out); return nullptr; }
+    PyList_SET_ITEM(out, (Py_ssize_t)k, t);
+  }
+  return out;
+}
+
+// count_pieces(segments: list[str], pattern: int) -> dict[bytes, int]
+static PyObject* tf_count_pieces(PyObject*, PyObject* args) {
+  PyObject* segments;
+  int pattern;
+  if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &segments, &pattern)) return nullptr;
+  if (pattern < 0 || pattern > 4) { PyErr_Format(PyExc_ValueError, "unknown scanner %d", pattern); return nullptr; }
+  Py_ssize_t n = PyList_GET_SIZE(segments);
+  std::vector<std::pair<const char*, size_t>> items((size_t)n);
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    Py_ssize_t len;
+    const char* s = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(segments, k), &len);
+    if (!s) return nullptr;
+    items[(size_t)k] = {s, (size_t)len};
+  }
+  std::unordered_map<std::string_view, int64_t> table;
+  bool oom = false;
+  Py_BEGIN_ALLOW_THREADS
+  try {
+    tf::bpe_train::count_pieces(items, (Pattern)pattern, table);
+  } catch (const std::bad_alloc&) {
+    oom = true;
+  }
+  Py_END_ALLOW_THREADS
+  if (oom) return PyErr_NoMemory();
+  PyObject* d = PyDict_New();
+  if (!d) return nullptr;
+  for (auto& kv : table) {
+    PyObject* key = PyBytes_FromStringAndSize(kv.first.data(), (Py_ssize_t)kv.first.size());
+    PyObject* val = key ? PyLong_FromLongLong(kv.second) : nullptr;
+    if (!key || !val || PyDict_SetItem(d, key, val) < 0) {
+      Py_XDECREF(key); Py_XDECREF(val); Py_DECREF(d);
+      return nullptr;
+    }
+    Py_DECREF(key);
+    Py_DECREF(val);
+  }
+  return d;
+}
+
+
+// ----------------------------------------------------------------------------------------------
+// Binding: module functions of tokenforge._core. Models and corpora are PyCapsules.
+
+
+constexpr const char* kModelCapsule = "tokenforge._core.UnigramModel";
+constexpr const char* kCorpusCapsule = "tokenforge._core.UnigramCorpus";
+
+
+// Numbers read without running Python code: PyLong_AsLongLong / PyFloat_AsDouble call __index__ /
+// __float__ of other objects, which may mutate the list being read while its size and borrowed
+// items are cached here (out-of-bounds reads and use-after-free, found by fuzz_*_hostile).
+// int (and subclasses: read directly) or, for as_double, float.
+inline bool as_double(PyObject* o, double& out) {
+  if (PyFloat_Check(o)) {
+    out = PyFloat_AS_DOUBLE(o);
+    return true;
+  }
+  if (PyLong_Check(o)) {
+    out = PyLong_AsDouble(o);
+    return !(out == -1.0 && PyErr_Occurred());
+  }
+  PyErr_Format(PyExc_TypeError, "expected float, got %.100s", Py_TYPE(o)->tp_name);
+  return false;
+}
+
+// Marks a model busy while a pass runs without the GIL (see Model::busy).
+struct Busy {
+  tf::unigram::Model* m;
+  explicit Busy(tf::unigram::Model* m_) : m(m_) { ++m->busy; }
+  ~Busy() { --m->busy; }
+};
+
+// The exception of a failed pass as a Python error (GIL held).
+inline PyObject* raise_pass_error(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const tf::unigram::NotANumber& x) {
+    PyErr_SetString(PyExc_ValueError, x.what());
+  } catch (const tf::unigram::Overflow& x) {
+    PyErr_SetString(PyExc_OverflowError, x.what());
+  } catch (...) {  // bad_alloc, system_error, length_error
+    PyErr_NoMemory();
+  }
+  return nullptr;
+}
+
+inline void drop_model(PyObject* cap) { delete (tf::unigram::Model*)PyCapsule_GetPointer(cap, kModelCapsule); }
+inline void drop_corpus(PyObject* cap) { delete (tf::unigram::Corpus*)PyCapsule_GetPointer(cap, kCorpusCapsule); }
+
+// bytes of n bytes at p (p may be null when n == 0: Py_BuildValue's y# would give None)
+inline PyObject* bytes_of(const void* p, size_t n) {
+  return PyBytes_FromStringAndSize(n ? (const char*)p : "", (Py_ssize_t)n);
+}
+
+inline PyObject* list_of_ints(const std::vector<int32_t>& v) {
+  PyObject* out = PyList_New((Py_ssize_t)v.size());
+  if (!out) return nullptr;
+  for (size_t i = 0; i < v.size(); ++i) {
+    PyObject* x = PyLong_FromLong(v[i]);
+    if (!x) { Py_DECREF(out); return nullptr; }
+    PyList_SET_ITEM(out, (Py_ssize_t)i, x);
+  }
+  return out;
+}
+
+
+// unigram_model(pieces: list[str | None], scores: list[float], unk_score: float) -> capsule
+// pieces[id] is None for ids that never appear in a segmentation (control, unknown, byte, unused).
+static PyObject* tf_unigram_model(PyObject*, PyObject* args) {
+  PyObject *pieces, *scores;
+  double unk_score;
+  if (!PyArg_ParseTuple(args, "O!O!d", &PyList_Type, &pieces, &PyList_Type, &scores, &unk_score)) return nullptr;
+  const Py_ssize_t n = PyList_GET_SIZE(pieces);
+  if (PyList_GET_SIZE(scores) != n || n >= (Py_ssize_t)1 << 31) {
+    PyErr_SetString(PyExc_ValueError, "unigram_model: pieces and scores must have the same length (< 2^31)");
+    return nullptr;
+  }
+  if (std::isnan(unk_score)) {
+    PyErr_SetString(PyExc_ValueError, "unigram_model: unk_score is NaN");
+    return nullptr;
+  }
+  tf::unigram::Model* m = nullptr;
+  try {
+    m = new tf::unigram::Model();
+    m->unk_score = tf::f32(unk_score);
+    m->score.resize((size_t)n);
+    std::vector<uint32_t> buf;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      double sc;
+      if (!as_double(PyList_GET_ITEM(scores, i), sc)) { delete m; return nullptr; }
+      if (std::isnan(sc)) {  // no order: the Python model rejects it too (rescore's NaN = absent)
+        delete m;
+        PyErr_Format(PyExc_ValueError, "unigram_model: score %zd is NaN", i);
+        return nullptr;
+      }
+      m->score[(size_t)i] = sc;
+      PyObject* p = PyList_GET_ITEM(pieces, i);
+      if (p == Py_None) continue;
+      if (!utf32_of(p, buf)) { delete m; return nullptr; }
+      if (buf.empty()) continue;
+      m->add(buf.data(), buf.size(), (int32_t)i);
+    }
+  } catch (const std::bad_alloc&) {
+    delete m;
+    return PyErr_NoMemory();
+  }
+  PyObject* cap = PyCapsule_New(m, kModelCapsule, drop_model);
+  if (!cap) delete m;
+  return cap;
+}
+
+// unigram_rescore(model, scores: bytes of float64 per id, unk_score: float) -> None
+// Training: new scores for the same trie; a NaN score leaves the piece out of segmentations.
+static PyObject* tf_unigram_rescore(PyObject*, PyObject* args) {
+  PyObject* cap;
+  Py_buffer buf;
+  double unk_score;
+  if (!PyArg_ParseTuple(args, "Oy*d", &cap, &buf, &unk_score)) return nullptr;
+  auto* m = (tf::unigram::Model*)PyCapsule_GetPointer(cap, kModelCapsule);
+  if (!m || (size_t)buf.len != m->score.size() * sizeof(double)) {
+    PyBuffer_Release(&buf);
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "unigram_rescore: need one float64 per id");
+    return nullptr;
+  }
+  if (m->busy || std::isnan(unk_score)) {
+    PyBuffer_Release(&buf);
+    PyErr_SetString(m->busy ? PyExc_RuntimeError : PyExc_ValueError,
+                    m->busy ? "unigram_rescore: the model is in use by another thread" : "unigram_rescore: unk_score is NaN");
+    return nullptr;
+  }
+  try {
+    m->absent.assign(m->score.size(), 0);
+    for (size_t i = 0; i < m->score.size(); ++i) {
+      double v;  // memcpy: a memoryview slice may be unaligned
+      std::memcpy(&v, (const char*)buf.buf + i * sizeof(double), sizeof(double));
+      if (std::isnan(v)) m->absent[i] = 1;
+      else m->score[i] = v;
+    }
+    m->unk_score = tf::f32(unk_score);
+  } catch (const std::bad_alloc&) {
+    PyBuffer_Release(&buf);
+    return PyErr_NoMemory();
+  }
+  PyBuffer_Release(&buf);
+  Py_RETURN_NONE;
+}
+
+// unigram_corpus(words: list[str], freqs: list[int]) -> capsule
+static PyObject* tf_unigram_corpus(PyObject*, PyObject* args) {
+  PyObject *words, *freqs;
+  if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &words, &PyList_Type, &freqs)) return nullptr;
+  const Py_ssize_t n = PyList_GET_SIZE(words);
+  if (PyList_GET_SIZE(freqs) != n) {
+    PyErr_SetString(PyExc_ValueError, "unigram_corpus: words and freqs must have the same length");
+    return nullptr;
+  }
+  tf::unigram::Corpus* c = nullptr;
+  try {
+    c = new tf::unigram::Corpus();
+    c->offsets.push_back(0);
+    std::vector<uint32_t> buf;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      if (!utf32_of(PyList_GET_ITEM(words, i), buf)) { delete c; return nullptr; }
+      long long f;
+      if (!as_i64(PyList_GET_ITEM(freqs, i), f, "expected int")) { delete c; return nullptr; }
+      c->chars.insert(c->chars.end(), buf.begin(), buf.end());
+      c->offsets.push_back(c->chars.size());
+      c->freqs.push_back((int64_t)f);
+    }
+  } catch (const std::bad_alloc&) {
+    delete c;
+    return PyErr_NoMemory();
+  }
+  PyObject* cap = PyCapsule_New(c, kCorpusCapsule, drop_corpus);
+  if (!cap) delete c;
+  return cap;
+}
+
+// unigram_viterbi(model, text: str) -> (ids: list[int], starts: list[int]); id -1 = unknown char
+// Not the encoder (that is SpmUnigram, unigram.h): the training model's Viterbi, for cross-checks.
+static PyObject* tf_unigram_viterbi(PyObject*, PyObject* args) {
+  PyObject *cap, *text;
+  if (!PyArg_ParseTuple(args, "OU", &cap, &text)) return nullptr;
+  auto* m = (tf::unigram::Model*)PyCapsule_GetPointer(cap, kModelCapsule);
+  if (!m) return nullptr;
+  std::vector<uint32_t> s;
+  std::vector<int32_t> ids;
+  std::vector<uint32_t> starts;
+  bool oom = false;
+  try {
+    if (!utf32_of(text, s)) return nullptr;
+    Busy busy(m);
+    Py_BEGIN_ALLOW_THREADS
+    try {
+      tf::unigram::viterbi(*m, s.data(), s.size(), ids, starts);
+    } catch (const std::bad_alloc&) {
+      oom = true;
+    }
+    Py_END_ALLOW_THREADS
+  } catch (const std::bad_alloc&) {
+    oom = true;
+  }
+  if (oom) return PyErr_NoMemory();
+  PyObject* a = list_of_ints(ids);
+  if (!a) return nullptr;
+  PyObject* b = PyList_New((Py_ssize_t)starts.size());
+  if (!b) { Py_DECREF(a); return nullptr; }
+  for (size_t i = 0; i < starts.size(); ++i) {
+    PyObject* x = PyLong_FromUnsignedLong(starts[i]);
+    if (!x) { Py_DECREF(a); Py_DECREF(b); return nullptr; }
+    PyList_SET_ITEM(b, (Py_ssize_t)i, x);
+  }
+  return Py_BuildValue("(NN)", a, b);
+}
+
+// unigram_estep(model, corpus, num_threads) -> (expected: bytes of int64 in units of 2^-24, objective: int in 2^-24)
+// unigram_viterbi_counts(model, corpus, num_threads) -> (counts: bytes of int64, ntokens: int)
+template <bool kEstep>
+static PyObject* tf_unigram_corpus_pass(PyObject*, PyObject* args) {
+  PyObject *mcap, *ccap;
+  int threads;
+  if (!PyArg_ParseTuple(args, "OOi", &mcap, &ccap, &threads)) return nullptr;
+  auto* m = (tf::unigram::Model*)PyCapsule_GetPointer(mcap, kModelCapsule);
+  if (!m) return nullptr;
+  auto* c = (tf::unigram::Corpus*)PyCapsule_GetPointer(ccap, kCorpusCapsule);
+  if (!c) return nullptr;
+  std::vector<int64_t> out;
+  int64_t scalar = 0;
+  std::exception_ptr err;
+  const size_t width = m->score.size();
+  Busy busy(m);
+  Py_BEGIN_ALLOW_THREADS
+  try {
+    if (kEstep)
+      tf::unigram::run_sliced(*c, width, threads,
+                         [&](size_t lo, size_t hi, std::vector<tf::unigram::Acc>& acc, tf::unigram::Acc& sc) {
+                           tf::unigram::estep_range(*m, *c, lo, hi, acc, sc);
+                         },
+                         out, scalar);
+    else
+      tf::unigram::run_sliced(*c, width, threads,
+                         [&](size_t lo, size_t hi, std::vector<tf::unigram::Acc>& acc, tf::unigram::Acc& sc) {
+                           tf::unigram::viterbi_counts_range(*m, *c, lo, hi, acc, sc);
+                         },
+                         out, scalar);
+  } catch (...) {
+    err = std::current_exception();
+  }
+  Py_END_ALLOW_THREADS
+  if (err) return raise_pass_error(err);
+  PyObject* b = bytes_of(out.data(), out.size() * sizeof(int64_t));
+  if (!b) return nullptr;
+  return Py_BuildValue("(NL)", b, (long long)scalar);
+}
+
+// unigram_alternatives(model, pieces: list[str]) -> (status: bytes of int8, offsets: bytes of int64, ids: bytes of
+// int32). What pruning needs to know of each piece: status 0 = it has a single segmentation (keep it, no
+// alternative), 1 = its own Viterbi path splits it (it can go), 2 = its best segmentation other than itself is
+// ids[offsets[i]:offsets[i+1]] (id -1 = unknown character).
+static PyObject* tf_unigram_alternatives(PyObject*, PyObject* args) {
+  PyObject *cap, *pieces;
+  if (!PyArg_ParseTuple(args, "OO!", &cap, &PyList_Type, &pieces)) return nullptr;
+  auto* m = (tf::unigram::Model*)PyCapsule_GetPointer(cap, kModelCapsule);
+  if (!m) return nullptr;
+  const Py_ssize_t n = PyList_GET_SIZE(pieces);
+  std::vector<int8_t> status;
+  std::vector<int64_t> offsets;
+  std::vector<int32_t> alts;
+  bool oom = false;
+  try {
+    std::vector<std::vector<uint32_t>> strs((size_t)n);
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (!utf32_of(PyList_GET_ITEM(pieces, i), strs[(size_t)i])) return nullptr;
+    status.assign((size_t)n, 0);
+    offsets.assign((size_t)n + 1, 0);
+    Busy busy(m);
+    Py_BEGIN_ALLOW_THREADS
+    try {
+      std::vector<int32_t> ids;
+      std::vector<uint32_t> starts;
+      for (size_t i = 0; i < strs.size(); ++i) {
+        const auto& s = strs[i];
+        if (tf::unigram::viterbi(*m, s.data(), s.size(), ids, starts)) {
+          if (ids.size() >= 2) {
+            status[i] = 1;
+          } else if (tf::unigram::viterbi(*m, s.data(), s.size(), ids, starts, true)) {
+            status[i] = 2;
+            alts.insert(alts.end(), ids.begin(), ids.end());
+          }
+        }
+        offsets[i + 1] = (int64_t)alts.size();
+      }
+    } catch (const std::bad_alloc&) {
+      oom = true;
+    }
+    Py_END_ALLOW_THREADS
+  } catch (const std::bad_alloc&) {
+    oom = true;
+  }
+  if (oom) return PyErr_NoMemory();
+  return Py_BuildValue("(NNN)", bytes_of(status.data(), status.size()),
+                       bytes_of(offsets.data(), offsets.size() * 8),
+                       bytes_of(alts.data(), alts.size() * 4));
+}
+
+
+
+// unigram_seed(corpus, max_len, keys: list[int], scripts: list[int], flags: bytes, split_digits, split_by_script,
+//              limit, num_threads=1) -> (positions: bytes of uint64, lengths: bytes of uint32, freqs: bytes of int64),
+//              best first
+static PyObject* tf_unigram_seed(PyObject*, PyObject* args) {
+  PyObject *ccap, *keys_o, *scripts_o;
+  Py_ssize_t max_len, limit;
+  Py_buffer flags;
+  int split_digits, split_by_script, threads = 1;
+  if (!PyArg_ParseTuple(args, "OnO!O!y*ppn|i", &ccap, &max_len, &PyList_Type, &keys_o, &PyList_Type, &scripts_o, &flags,
+                        &split_digits, &split_by_script, &limit, &threads))
+    return nullptr;
+  auto* c = (tf::unigram::Corpus*)PyCapsule_GetPointer(ccap, kCorpusCapsule);
+  const Py_ssize_t nk = PyList_GET_SIZE(keys_o);
+  if (!c || PyList_GET_SIZE(scripts_o) != nk || flags.len != nk || max_len < 1 || limit < 0) {
+    PyBuffer_Release(&flags);
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "unigram_seed: bad arguments");
+    return nullptr;
+  }
+  std::vector<tf::unigram::SeedCand> out;
+  bool oom = false;
+  std::exception_ptr err;
+  try {
+    std::vector<uint32_t> keys((size_t)nk);
+    std::vector<tf::unigram::CharInfo> info((size_t)nk);
+    for (Py_ssize_t i = 0; i < nk; ++i) {
+      long long k, s;
+      if (!as_i64(PyList_GET_ITEM(keys_o, i), k, "expected int") || !as_i64(PyList_GET_ITEM(scripts_o, i), s, "expected int")) {
+        PyBuffer_Release(&flags);
+        return nullptr;
+      }
+      if (k < 0 || k > 0x10FFFF || s < INT32_MIN || s > INT32_MAX || (i > 0 && (uint32_t)k <= keys[(size_t)i - 1])) {
+        PyBuffer_Release(&flags);
+        PyErr_SetString(PyExc_ValueError, "unigram_seed: keys must be sorted distinct code points, scripts int32");
+        return nullptr;
+      }
+      keys[(size_t)i] = (uint32_t)k;
+      info[(size_t)i].script = (int32_t)s;
+      info[(size_t)i].flags = ((const uint8_t*)flags.buf)[i];
+    }
+    PyBuffer_Release(&flags);
+    Py_BEGIN_ALLOW_THREADS
+    try {
+      tf::unigram::seed_candidates(*c, (size_t)max_len, keys, info, split_digits != 0, split_by_script != 0, threads, out);
+      if (out.size() > (size_t)limit) out.resize((size_t)limit);
+    } catch (...) {
+      err = std::current_exception();
+    }
+    Py_END_ALLOW_THREADS
+  } catch (const std::bad_alloc&) {
+    oom = true;
+  }
+  if (oom) return PyErr_NoMemory();
+  if (err) return raise_pass_error(err);
+  std::vector<uint64_t> pos(out.size());
+  std::vector<uint32_t> len(out.size());
+  std::vector<int64_t> fr(out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    pos[i] = out[i].pos;
+    len[i] = out[i].len;
+    fr[i] = out[i].freq;
+  }
+  return Py_BuildValue("(NNN)", bytes_of(pos.data(), pos.size() * 8),
+                       bytes_of(len.data(), len.size() * 4), bytes_of(fr.data(), fr.size() * 8));
+}
+
+
+// spm_bpe_learn(words: list[str], freqs: list[int], alphabet: list[int], scripts: list[int],
+//               flags: list[int], taken: list[str], n_merges: int, max_piece_length: int,
+//               split_digits: bool, split_by_number: bool, split_by_unicode_script: bool)
+//     -> list[tuple[int, int]]
+// `alphabet`: the kept code points, strictly ascending; symbol k < len(alphabet) is alphabet[k],
+// each merge (a, b) of the result makes the next symbol sym[a] + sym[b]. `scripts[k]`: a script
+// number >= 0 or -1 (Inherited); `flags[k]`: 1 bad character, 2 ▁, 4 decimal digit. Words are cut
+// into runs of alphabet characters (runs of one are dropped). The caller keeps
+// sum(freq * len(word)) < 2^63, so every pair count fits int64 (checked here too).
+static PyObject* tf_spm_bpe_learn(PyObject*, PyObject* args) {
+  PyObject *words, *freqs, *alphabet, *scripts, *flags, *taken;
+  Py_ssize_t n_merges, max_len;
+  int split_digits, split_by_number, split_by_script;
+  if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!nnppp", &PyList_Type, &words, &PyList_Type, &freqs, &PyList_Type,
+                        &alphabet, &PyList_Type, &scripts, &PyList_Type, &flags, &PyList_Type, &taken, &n_merges,
+                        &max_len, &split_digits, &split_by_number, &split_by_script))
+    return nullptr;
+  const Py_ssize_t n_words = PyList_GET_SIZE(words), n_chars = PyList_GET_SIZE(alphabet);
+  if (PyList_GET_SIZE(freqs) != n_words || PyList_GET_SIZE(scripts) != n_chars ||
+      PyList_GET_SIZE(flags) != n_chars || n_merges < 0 || max_len < 1 || n_chars >= (Py_ssize_t)1 << 30) {
+    PyErr_SetString(PyExc_ValueError, "spm_bpe_learn: inconsistent arguments");
+    return nullptr;
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> merges;
+  try {
+    tf::spm_bpe_train::Trainer t;
+    t.max_len = (size_t)max_len;
+    t.split_digits = split_digits != 0;
+    t.split_by_number = split_by_number != 0;
+    t.split_by_script = split_by_script != 0;
+    t.n_merges = (size_t)n_merges;
+    // code point -> character id
+    std::vector<uint32_t> bmp(0x10000, tf::spm_bpe_train::PairTable::NONE);
+    std::unordered_map<uint32_t, uint32_t> astral;
+    long long prev_cp = -1;
+    for (Py_ssize_t k = 0; k < n_chars; ++k) {
+      long long cp, sc, fl;
+      if (!as_i64(PyList_GET_ITEM(alphabet, k), cp, "spm_bpe_learn: alphabet items must be int") ||
+          !as_i64(PyList_GET_ITEM(scripts, k), sc, "spm_bpe_learn: scripts items must be int") ||
+          !as_i64(PyList_GET_ITEM(flags, k), fl, "spm_bpe_learn: flags items must be int"))
+        return nullptr;
+      if (cp <= prev_cp || cp > 0x10FFFF || sc < -1 || sc > INT32_MAX || fl < 0 || fl > 7) {
+        PyErr_SetString(PyExc_ValueError, "spm_bpe_learn: alphabet must be ascending code points with valid attributes");
+        return nullptr;
+      }
+      prev_cp = cp;
+      if (cp < 0x10000) bmp[(size_t)cp] = (uint32_t)k;
+      else astral.emplace((uint32_t)cp, (uint32_t)k);
+      t.script.push_back((int32_t)sc);
+      t.flags.push_back((uint8_t)fl);
+      t.sym.emplace_back(1, (char32_t)k);
+    }
+    auto char_id = [&](char32_t cp) -> uint32_t {
+      if (cp < 0x10000) return bmp[cp];
+      auto it = astral.find((uint32_t)cp);
+      return it == astral.end() ? tf::spm_bpe_train::PairTable::NONE : it->second;
+    };
+    std::u32string cps, ids;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(taken); ++k) {
+      PyObject* s = PyList_GET_ITEM(taken, k);
+      if (!PyUnicode_Check(s)) { PyErr_SetString(PyExc_TypeError, "spm_bpe_learn: taken must be str"); return nullptr; }
+      if (!code_points(s, cps)) return nullptr;
+      ids.clear();
+      bool ok = cps.size() > 1;
+      for (char32_t c : cps) {
+        uint32_t id = char_id(c);
+        if (id == tf::spm_bpe_train::PairTable::NONE) { ok = false; break; }
+        ids.push_back((char32_t)id);
+      }
+      if (ok) t.pieces.insert(ids);  // only a piece spelled with alphabet characters can collide with a merge
+    }
+    unsigned __int128 total = 0;
+    for (Py_ssize_t k = 0; k < n_words; ++k) {
+      PyObject* w = PyList_GET_ITEM(words, k);
+      if (!PyUnicode_Check(w)) { PyErr_SetString(PyExc_TypeError, "spm_bpe_learn: words must be str"); return nullptr; }
+      long long f;
+      if (!as_i64(PyList_GET_ITEM(freqs, k), f, "spm_bpe_learn: freqs items must be int")) return nullptr;
+      if (f < 0) { PyErr_SetString(PyExc_ValueError, "spm_bpe_learn: negative word count"); return nullptr; }
+      if (!code_points(w, cps)) return nullptr;
+      total += (unsigned __int128)f * cps.size();
+      std::vector<uint32_t> run;
+      for (size_t i = 0; i <= cps.size(); ++i) {
+        uint32_t id = i < cps.size() ? char_id(cps[i]) : tf::spm_bpe_train::PairTable::NONE;
+        if (id != tf::spm_bpe_train::PairTable::NONE) { run.push_back(id); continue; }
+        if (run.size() > 1 && f > 0) {
+          t.words.push_back(std::move(run));
+          t.freqs.push_back((int64_t)f);
+        }
+        run = std::vector<uint32_t>();
+      }
+    }
+    if (total > (unsigned __int128)INT64_MAX) {
+      PyErr_SetString(PyExc_OverflowError, "spm_bpe_learn: the weighted corpus length passes int64");
+      return nullptr;
+    }
+    if (t.words.size() >= (size_t)UINT32_MAX) {
+      PyErr_SetString(PyExc_ValueError, "spm_bpe_learn: too many words");
+      return nullptr;
+    }
+    bool oom = false;
+    Py_BEGIN_ALLOW_THREADS
+    try {
+      merges = t.run();
+    } catch (const std::exception&) {  // bad_alloc, length_error: out of memory either way
+      oom = true;
+    }
+    Py_END_ALLOW_THREADS
+    if (oom) return PyErr_NoMemory();
+  } catch (const std::exception&) {
+    return PyErr_NoMemory();
+  }
+  PyObject* out = PyList_New((Py_ssize_t)merges.size());
+  if (!out) return nullptr;
+  for (size_t k = 0; k < merges.size(); ++k) {
+    PyObject* tup = Py_BuildValue("(II)", merges[k].first, merges[k].second);
+    if (!tup) { Py_DECREF(out); return nullptr; }
+    PyList_SET_ITEM(out, (Py_ssize_t)k, tup);
+  }
+  return out;
+}
+
+
+
+
+
+// wordpiece_learn(tokens: list[bytes], words: list[list[int]], freqs: list[int],
+//                 unit_freq: list[int], prefix_len: int, vocab_size: int,
+//                 min_frequency: int, specials: list[int]) -> list[tuple[int, int]]
+// `tokens` are the base tokens (UTF-8); each merge (a, b) in the result makes
+// tokens[a] + tokens[b][prefix_len:], a new id when that string is new.
+// The inputs must be what trainers/wordpiece.py builds, else ValueError: distinct tokens, counts
+// >= 0, unit_freq[u] >= the occurrences of u in the words (weighted), sum(unit_freq) < 2^63. Then
+// every unit and pair count stays in [0, 2^63) (a merge moves counts, the total only falls) and
+// no score divides by zero. (Unchecked, a unit count of 0 gave inf/NaN scores, which break the
+// heap order, and a duplicate token took the first id where the Python reference takes the last.)
+static PyObject* tf_wordpiece_learn(PyObject*, PyObject* args) {
+  PyObject *tokens, *words, *freqs, *unit_freq, *specials;
+  Py_ssize_t prefix_len, vocab_size;
+  long long min_frequency;
+  if (!PyArg_ParseTuple(args, "O!O!O!O!nnLO!", &PyList_Type, &tokens, &PyList_Type, &words, &PyList_Type, &freqs,
+                        &PyList_Type, &unit_freq, &prefix_len, &vocab_size, &min_frequency, &PyList_Type, &specials))
+    return nullptr;
+  Py_ssize_t n_tok = PyList_GET_SIZE(tokens), n_words = PyList_GET_SIZE(words);
+  if (PyList_GET_SIZE(freqs) != n_words || PyList_GET_SIZE(unit_freq) != n_tok || prefix_len < 0 || vocab_size < 0) {
+    PyErr_SetString(PyExc_ValueError, "wordpiece_learn: inconsistent arguments");
+    return nullptr;
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> merges;
+  try {
+    tf::wordpiece_train::Trainer t;
+    t.prefix_len = (size_t)prefix_len;
+    t.vocab_size = (size_t)vocab_size;
+    t.min_frequency = min_frequency;
+    t.tokens.reserve((size_t)n_tok + (size_t)std::min<Py_ssize_t>(vocab_size, 1 << 16));
+    for (Py_ssize_t k = 0; k < n_tok; ++k) {
+      PyObject* s = PyList_GET_ITEM(tokens, k);
+      if (!PyBytes_Check(s)) { PyErr_SetString(PyExc_TypeError, "tokens must be bytes"); return nullptr; }
+      t.tokens.emplace_back(PyBytes_AS_STRING(s), (size_t)PyBytes_GET_SIZE(s));
+      if (!t.token_id.emplace(t.tokens.back(), (uint32_t)k).second) {
+        PyErr_SetString(PyExc_ValueError, "wordpiece_learn: duplicate token");
+        return nullptr;
+      }
+      long long f;
+      if (!as_i64(PyList_GET_ITEM(unit_freq, k), f, "wordpiece_learn: expected int")) return nullptr;
+      if (f < 0) { PyErr_SetString(PyExc_ValueError, "wordpiece_learn: negative unit count"); return nullptr; }
+      t.unit_freq.push_back((int64_t)f);
+    }
+    t.special.assign((size_t)n_tok, 0);
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(specials); ++k) {
+      long long s;
+      if (!as_i64(PyList_GET_ITEM(specials, k), s, "wordpiece_learn: expected int")) return nullptr;
+      if (s < 0 || s >= n_tok) { PyErr_SetString(PyExc_ValueError, "special id out of range"); return nullptr; }
+      t.special[(size_t)s] = 1;
+    }
+    t.words.reserve((size_t)n_words);
+    std::vector<unsigned __int128> occ((size_t)n_tok, 0);  // weighted occurrences of each unit
+    for (Py_ssize_t k = 0; k < n_words; ++k) {
+      PyObject* w = PyList_GET_ITEM(words, k);
+      if (!PyList_Check(w)) { PyErr_SetString(PyExc_TypeError, "words must be lists of ids"); return nullptr; }
+      long long f;
+      if (!as_i64(PyList_GET_ITEM(freqs, k), f, "wordpiece_learn: expected int")) return nullptr;
+      if (f < 0) { PyErr_SetString(PyExc_ValueError, "wordpiece_learn: negative word count"); return nullptr; }
+      const Py_ssize_t len = PyList_GET_SIZE(w);
+      std::vector<uint32_t> ids((size_t)len);
+      for (Py_ssize_t j = 0; j < len; ++j) {
+        long long v;
+        if (!as_i64(PyList_GET_ITEM(w, j), v, "wordpiece_learn: expected int")) return nullptr;
+        if (v < 0 || v >= n_tok) { PyErr_SetString(PyExc_ValueError, "unit id out of range"); return nullptr; }
+        ids[(size_t)j] = (uint32_t)v;
+        if (__builtin_add_overflow(occ[(size_t)v], (unsigned __int128)f, &occ[(size_t)v])) occ[(size_t)v] = ~(unsigned __int128)0;
+      }
+      t.words.push_back(std::move(ids));
+      t.freqs.push_back((int64_t)f);
+    }
+    unsigned __int128 total = 0;
+    for (Py_ssize_t k = 0; k < n_tok; ++k) {
+      if (occ[(size_t)k] > (unsigned __int128)t.unit_freq[(size_t)k]) {
+        PyErr_SetString(PyExc_ValueError, "wordpiece_learn: a unit count is below its occurrences in the words");
+        return nullptr;
+      }
+      total += (unsigned __int128)t.unit_freq[(size_t)k];
+    }
+    if (total > (unsigned __int128)INT64_MAX) {
+      PyErr_SetString(PyExc_OverflowError, "wordpiece_learn: the unit counts sum past int64");
+      return nullptr;
+    }
+    bool oom = false;
+    Py_BEGIN_ALLOW_THREADS
+    try {
+      merges = t.run();
+    } catch (const std::exception&) {  // bad_alloc, length_error: out of memory either way
+      oom = true;
+    }
+    Py_END_ALLOW_THREADS
+    if (oom) return PyErr_NoMemory();
+  } catch (const std::exception&) {
+    return PyErr_NoMemory();
+  }
+  PyObject* out = PyList_New((Py_ssize_t)merges.size());
+  if (!out) return nullptr;
+  for (size_t k = 0; k < merges.size(); ++k) {
+    PyObject* tup = Py_BuildValue("(II)", merges[k].first, merges[k].second);
+    if (!tup) { Py_DECREF(out); return nullptr; }
+    PyList_SET_ITEM(out, (Py_ssize_t)k, tup);
+  }
+  return out;
+}
+
+// parse_ranks(data: bytes-like) -> dict[bytes, int]: a well-formed tiktoken rank file
+// (ranks.h); ValueError(problem) for anything unusual, and the Python parser re-reads the file.
+static PyObject* tf_parse_ranks(PyObject*, PyObject* arg) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) != 0) return nullptr;
+  tf::RankFile file;
+  const char* problem = nullptr;
+  bool oom = false;
+  Py_BEGIN_ALLOW_THREADS
+  try {
+    problem = tf::parse_ranks((const unsigned char*)view.buf, (size_t)view.len, file, false);
+  } catch (const std::bad_alloc&) {
+    oom = true;
+  }
+  Py_END_ALLOW_THREADS
+  PyBuffer_Release(&view);
+  if (oom) return PyErr_NoMemory();
+  PyObject* dict = PyDict_New();
+  if (!dict) return nullptr;
+  // Duplicate tokens are found here (the dict hashes each token once): one among the tokens
+  // parsed comes before the problem that stopped the parser, so it is the first problem.
+  for (size_t k = 0; k < file.size(); ++k) {
+    const size_t a = file.offsets[k], b = file.offsets[k + 1];
+    PyObject* key = PyBytes_FromStringAndSize(file.bytes.data() + a, (Py_ssize_t)(b - a));
+    PyObject* val = key ? PyLong_FromLongLong(file.ranks[k]) : nullptr;
+    const int had = val ? PyDict_Contains(dict, key) : -1;
+    const int rc = had == 0 ? PyDict_SetItem(dict, key, val) : -1;
+    Py_XDECREF(key);
+    Py_XDECREF(val);
+    if (had == 1) {
+      problem = "duplicate token";
+      break;
+    }
+    if (rc != 0) {
+      Py_DECREF(dict);
+      return nullptr;
+    }
+  }
+  if (problem) {
+    Py_DECREF(dict);
+    PyErr_SetString(PyExc_ValueError, problem);
+    return nullptr;
+  }
+  return dict;
+}
+
+PyMethodDef module_methods[] = {
+    {"class_table", (PyCFunction)tf_class_table, METH_NOARGS, "Unicode class bits of every code point."},
+    {"learn_merges", (PyCFunction)tf_learn_merges, METH_VARARGS, "Native BPE merge loop."},
+    {"count_pieces", (PyCFunction)tf_count_pieces, METH_VARARGS, "Count the scanner's pieces of UTF-8 bytes."},
+    {"parse_ranks", (PyCFunction)tf_parse_ranks, METH_O, "A well-formed tiktoken rank file as {bytes: int}."},
+    {"unigram_model", (PyCFunction)tf_unigram_model, METH_VARARGS, "Unigram lattice model (capsule)."},
+    {"unigram_rescore", (PyCFunction)tf_unigram_rescore, METH_VARARGS, "Unigram training: new scores."},
+    {"unigram_corpus", (PyCFunction)tf_unigram_corpus, METH_VARARGS, "Unigram training words (capsule)."},
+    {"unigram_viterbi", (PyCFunction)tf_unigram_viterbi, METH_VARARGS, "Unigram best segmentation."},
+    {"unigram_estep", (PyCFunction)tf_unigram_corpus_pass<true>, METH_VARARGS, "Unigram expected counts."},
+    {"unigram_viterbi_counts", (PyCFunction)tf_unigram_corpus_pass<false>, METH_VARARGS, "Unigram Viterbi counts."},
+    {"unigram_alternatives", (PyCFunction)tf_unigram_alternatives, METH_VARARGS, "Unigram second-best pieces."},
+    {"unigram_seed", (PyCFunction)tf_unigram_seed, METH_VARARGS, "Unigram seed pieces (suffix array)."},
+    {"wordpiece_learn", (PyCFunction)tf_wordpiece_learn, METH_VARARGS, "Native WordPiece merge loop."},
+    {"spm_bpe_learn", (PyCFunction)tf_spm_bpe_learn, METH_VARARGS, "Native SentencePiece BPE merge loop."},
+    {"spm_unigram_encode", (PyCFunction)spm_unigram_encode, METH_VARARGS,
+     "SentencePiece Unigram: normalize, Viterbi and unknown merging in one call."},
+    {"spm_bpe_encode", (PyCFunction)spm_bpe_encode, METH_VARARGS,
+     "SentencePiece BPE: normalize and merge in one call."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "tokenforge._core", "tokenforge's native core.", -1, module_methods};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit__core(void) {
+  CoreBPEType.tp_name = "tokenforge._core.CoreBPE";
+  CoreBPEType.tp_basicsize = sizeof(CoreBPE);
+  CoreBPEType.tp_flags = Py_TPFLAGS_DEFAULT;
+  CoreBPEType.tp_doc = "Immutable native BPE: vocabulary, decoder and scanner.";
+  CoreBPEType.tp_new = PyType_GenericNew;
+  CoreBPEType.tp_init = (initproc)CoreBPE_init;
+  CoreBPEType.tp_dealloc = (destructor)CoreBPE_dealloc;
+  CoreBPEType.tp_methods = CoreBPE_methods;
+  if (PyType_Ready(&CoreBPEType) < 0) return nullptr;
+  PyObject* m = PyModule_Create(&module_def);
+  if (!m) return nullptr;
+  Py_INCREF(&CoreBPEType);
+  if (PyModule_AddObject(m, "CoreBPE", (PyObject*)&CoreBPEType) < 0) {
+    Py_DECREF(&CoreBPEType);
+    Py_DECREF(m);
+    return nullptr;
+  }
+  if (add_types(m) < 0) {
+    Py_DECREF(m);
+    return nullptr;
+  }
+  PyModule_AddStringConstant(m, "UNICODE_SOURCE", tf_ucd::SOURCE);
+  return m;
+}

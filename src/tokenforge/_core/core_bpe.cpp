@@ -1,0 +1,48 @@
+#include "core_bpe.h"
+
+namespace tf {
+
+void merge_piece(const Vocab& v, LazyBacktracker& lazy, const uint8_t* p, size_t m, std::vector<uint32_t>& out) {
+  if (m < BACKTRACK_MIN_PIECE) {
+    bpe_merge(v, p, m, out);
+    return;
+  }
+  const Backtracker* bt = lazy.built.load(std::memory_order_acquire);
+  if (!bt) {
+    size_t seen = lazy.long_bytes.fetch_add(m, std::memory_order_relaxed) + m;
+    if (seen < BUILD_AFTER_BYTES && m < HUGE_PIECE) {
+      bpe_merge(v, p, m, out);
+      return;
+    }
+    bt = &lazy.get(v);
+  }
+  bt->encode(p, m, out);
+}
+
+void encode_text(const Vocab& v, LazyBacktracker& lazy, Pattern pat, const uint8_t* s, size_t n,
+                 std::vector<uint32_t>& out, PieceCache& cache) {
+  Text t{s, n};
+  size_t i = 0;
+  while (i < n) {
+    size_t e = next_piece(pat, t, i);
+    if (e <= i) e = i + 1;  // cannot happen; guards against an infinite loop
+    const uint8_t* p = s + i;
+    size_t m = e - i;
+    uint32_t r = v.rank(p, m);
+    if (r != Vocab::NONE) {
+      out.push_back(r);
+    } else if (m <= CACHE_MAX_PIECE) {
+      uint64_t h = hash_bytes(p, m) | 1;
+      if (!cache.get(p, m, h, out)) {
+        size_t before = out.size();
+        bpe_merge(v, p, m, out);
+        cache.put(p, m, h, out.data() + before, out.size() - before);
+      }
+    } else {
+      merge_piece(v, lazy, p, m, out);
+    }
+    i = e;
+  }
+}
+
+}  // namespace tf

@@ -1,0 +1,96 @@
+// Encoding with a byte-level BPE vocabulary (the algorithm of CoreBPE, tiktoken's CoreBPE):
+// scan a UTF-8 text into pieces with one of the named scanners, look each piece up whole,
+// and merge the others (array/heap merge, or the backtracking encoder for long pieces).
+//
+// Plain C++17; the Python type lives in binding.cpp.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backtrack.h"
+#include "bpe.h"
+#include "scan.h"
+
+namespace tf {
+
+// Per-call memo of pieces that needed merging: piece bytes -> ids. Direct-mapped,
+// keys and ids in two flat arenas, so a miss costs one probe and a put no malloc.
+class PieceCache {
+ public:
+  explicit PieceCache(size_t cap_pow2 = 1 << 13) : slots_(cap_pow2), mask_(cap_pow2 - 1) {}
+  bool get(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out) const {
+    const Slot& s = slots_[h & mask_];
+    if (s.hash != h || s.key_len != n || std::memcmp(keys_.data() + s.key_off, p, n) != 0) return false;
+    out.insert(out.end(), ids_.begin() + s.ids_off, ids_.begin() + s.ids_off + s.ids_len);
+    return true;
+  }
+  void put(const uint8_t* p, size_t n, uint64_t h, const uint32_t* ids, size_t k) {
+    if (keys_.size() + n > (1u << 22) || ids_.size() + k > (1u << 20)) {  // bounded: start over
+      keys_.clear();
+      ids_.clear();
+      for (auto& s : slots_) s.hash = 0;
+    }
+    Slot& s = slots_[h & mask_];
+    s.hash = h;
+    s.key_off = (uint32_t)keys_.size();
+    s.key_len = (uint32_t)n;
+    s.ids_off = (uint32_t)ids_.size();
+    s.ids_len = (uint32_t)k;
+    keys_.insert(keys_.end(), p, p + n);
+    ids_.insert(ids_.end(), ids, ids + k);
+  }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t key_off = 0, key_len = 0, ids_off = 0, ids_len = 0;
+  };
+  std::vector<Slot> slots_;
+  size_t mask_;
+  std::vector<uint8_t> keys_;
+  std::vector<uint32_t> ids_;
+};
+
+constexpr size_t CACHE_MAX_PIECE = 15;
+//: Pieces longer than this use the linear backtracking encoder instead of the heap.
+constexpr size_t BACKTRACK_MIN_PIECE = 16;
+
+// The backtracker needs a trie of the vocabulary (30-220 ms to build, 13-54 MB). It is
+// built only once long pieces have cost enough to pay for it (ski rental): after
+// BUILD_AFTER_BYTES of pieces of BACKTRACK_MIN_PIECE+ bytes went through the array/heap
+// merge, or at once for a single piece of HUGE_PIECE+ bytes, where the heap is slowest.
+constexpr size_t BUILD_AFTER_BYTES = 4 << 20;
+constexpr size_t HUGE_PIECE = 1 << 16;
+
+// One per vocabulary (owned by the object that owns the Vocab): thread-safe, built once.
+struct LazyBacktracker {
+  std::once_flag once;
+  std::atomic<const Backtracker*> built{nullptr};
+  std::atomic<size_t> long_bytes{0};
+  Backtracker* owned = nullptr;
+  const Backtracker& get(const Vocab& v) {
+    std::call_once(once, [&] {
+      owned = new Backtracker(v);
+      built.store(owned, std::memory_order_release);
+    });
+    return *owned;
+  }
+  LazyBacktracker() = default;
+  LazyBacktracker(const LazyBacktracker&) = delete;
+  LazyBacktracker& operator=(const LazyBacktracker&) = delete;
+  ~LazyBacktracker() { delete owned; }
+};
+
+// Ids of one piece p[0:m] that is not a token (m >= 1), by merging, appended to out.
+void merge_piece(const Vocab& v, LazyBacktracker& lazy, const uint8_t* p, size_t m, std::vector<uint32_t>& out);
+
+// Ids of the UTF-8 text s[0:n], scanned with pat, appended to out (cache: per thread).
+void encode_text(const Vocab& v, LazyBacktracker& lazy, Pattern pat, const uint8_t* s, size_t n,
+                 std::vector<uint32_t>& out, PieceCache& cache);
+
+}  // namespace tf

@@ -1,0 +1,214 @@
+#include "spm_bpe.h"
+
+#include <cstring>
+
+namespace tf {
+namespace spm {
+
+BPE::BPE(std::vector<U32> pieces, std::vector<double> scores, std::vector<int> types, int32_t unk_id,
+    std::vector<int32_t> byte_ids)
+    : pieces_(std::move(pieces)), scores_(std::move(scores)), types_(std::move(types)), unk_id_(unk_id),
+      byte_ids_(std::move(byte_ids)) {
+  size_t n = pieces_.size();
+  if (scores_.size() != n || types_.size() != n) throw std::invalid_argument("pieces, scores and types must have the same length");
+  if (unk_id_ < 0 || (size_t)unk_id_ >= n) throw std::invalid_argument("unk_id is not a piece id");
+  if (!byte_ids_.empty() && byte_ids_.size() != 256) throw std::invalid_argument("byte_ids must hold 256 ids");
+  for (int32_t b : byte_ids_)
+    if (b < 0 || (size_t)b >= n) throw std::invalid_argument("byte_ids must be piece ids");
+  pair_bits_.assign(PAIR_BITS / 64, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const U32& p = pieces_[i];
+    if (p.empty()) throw std::invalid_argument("piece " + std::to_string(i) + " is empty");
+    int t = types_[i];
+    if (t < SP_NORMAL || t > SP_BYTE) throw std::invalid_argument("piece " + std::to_string(i) + " has unknown type");
+    bool mergeable = t == SP_NORMAL || t == SP_USER_DEFINED || t == SP_UNUSED;
+    PieceMap& table = mergeable ? merge_ : reserved_;
+    if (table.contains_key(p)) throw std::invalid_argument("piece " + std::to_string(i) + " is already defined");
+    table.add(p, (int32_t)i);
+    if (mergeable && p.size() > max_len_) max_len_ = p.size();
+    if (mergeable && p.size() >= 2) {
+      size_t h = pair_slot((uint32_t)p[0], (uint32_t)p[1]);
+      pair_bits_[h >> 6] |= 1ull << (h & 63);
+    }
+    if (t == SP_USER_DEFINED) {
+      user_.add(p, (int32_t)i);
+      user_first_.insert((uint32_t)p[0]);
+      if (p.size() > user_max_) user_max_ = p.size();
+    }
+    if (t == SP_UNUSED) has_unused_ = true;
+  }
+  split_ok_ = !has_unused_ && !user_max_;
+  for (size_t i = 0; i < n && split_ok_; ++i) {
+    int t = types_[i];
+    if (!(t == SP_NORMAL || t == SP_USER_DEFINED || t == SP_UNUSED)) continue;
+    const U32& p = pieces_[i];
+    for (size_t k = 1; k < p.size(); ++k)
+      if (p[k] == kWordBoundary) before_ws_.insert((uint32_t)p[k - 1]);
+  }
+  // what a one-character symbol of the BMP emits
+  single_id_.resize(0x10000);
+  for (uint32_t c = 0; c < 0x10000; ++c) single_id_[c] = piece_to_id(&c, 1);
+  // what a mergeable piece emits (PieceToId looks up reserved pieces first)
+  emit_id_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const U32& p = pieces_[i];
+    int32_t r = reserved_.get((const uint32_t*)p.data(), p.size());
+    emit_id_[i] = r >= 0 ? r : (int32_t)i;
+  }
+}
+
+void BPE::tokenize(const uint32_t* text, size_t n, std::vector<Token>& out) const {
+  out.clear();
+  if (n > (size_t)INT32_MAX) throw std::length_error("text too long for SpmBPE (2**31 code points or more)");
+  Scratch w;
+  if (!split_ok_) {
+    merge(text, n, out, w);
+    return;
+  }
+  std::vector<Token>& part = w.part;
+  size_t start = 0;
+  while (start < n) {
+    size_t end = start + 1;
+    while (end < n && !(text[end] == kWordBoundary && !before_ws_.count(text[end - 1]))) ++end;
+    const size_t len = end - start;
+    if (len <= MEMO_PART) {
+      const uint64_t h = hash_u32(text + start, len);
+      part.clear();
+      if (!memo_.get(text + start, len, h, part)) {
+        merge(text + start, len, part, w);
+        memo_.put(text + start, len, h, part);
+      }
+    } else {
+      merge(text + start, len, part, w);
+    }
+    size_t k = 0;
+    if (byte_ids_.empty() && !out.empty() && !part.empty() && part[0].id == unk_id_ && out.back().id == unk_id_) {
+      out.back().end = (uint32_t)start + part[0].end;
+      k = 1;
+    }
+    for (; k < part.size(); ++k) {
+      const Token& t = part[k];
+      out.push_back(Token{t.id, (uint32_t)start + t.start, (uint32_t)start + t.end});
+    }
+    start = end;
+  }
+}
+
+void BPE::merge(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
+  out.clear();
+  if (n == 0) return;
+  out.reserve(n);
+  // symbols: user-defined pieces (longest match) or one character
+  std::vector<uint32_t>& starts = w.starts;
+  std::vector<uint32_t>& ends = w.ends;
+  std::vector<int32_t>& nxt = w.nxt;
+  std::vector<int32_t>& prv = w.prv;
+  std::vector<int32_t>& pid = w.pid;  // mergeable piece id of the symbol, -2 = not known
+  std::vector<uint8_t>& frozen = w.frozen;
+  std::vector<uint8_t>& alive = w.alive;
+  starts.clear();
+  ends.clear();
+  frozen.clear();
+  pid.clear();
+  starts.reserve(n);
+  ends.reserve(n);
+  if (user_max_) {
+    size_t pos = 0;
+    while (pos < n) {
+      size_t size = 1;
+      int32_t hit = -1;
+      if (user_first_.count(text[pos])) {
+        size_t top = user_max_ < n - pos ? user_max_ : n - pos;
+        for (size_t k = top; k > 0; --k) {
+          int32_t id = user_.get(text + pos, k);
+          if (id >= 0) { size = k; hit = id; break; }
+        }
+      }
+      starts.push_back((uint32_t)pos);
+      ends.push_back((uint32_t)(pos + size));
+      frozen.push_back(hit >= 0);
+      pid.push_back(hit >= 0 ? hit : -2);
+      pos += size;
+    }
+  } else {
+    starts.resize(n);
+    ends.resize(n);
+    for (size_t k = 0; k < n; ++k) {
+      starts[k] = (uint32_t)k;
+      ends[k] = (uint32_t)(k + 1);
+    }
+    frozen.assign(n, 0);
+    pid.assign(n, -2);
+  }
+  const size_t m = starts.size();
+  nxt.resize(m);
+  prv.resize(m);
+  for (size_t k = 0; k < m; ++k) {
+    nxt[k] = k + 1 < m ? (int32_t)(k + 1) : -1;
+    prv[k] = (int32_t)k - 1;
+  }
+  alive.assign(m, 1);
+  std::unordered_map<int32_t, uint32_t>& rev = w.rev;  // UNUSED piece id -> length of its left part
+  rev.clear();
+  std::vector<Cand>& heap = w.heap;
+  heap.clear();
+
+  auto add = [&](int32_t left, int32_t right) {
+    if (left < 0 || right < 0 || frozen[(size_t)left] || frozen[(size_t)right]) return;
+    uint32_t a = starts[(size_t)left], b = ends[(size_t)right];
+    if (b - a > max_len_ || !may_start(text[a], text[a + 1])) return;
+    int32_t i = merge_.get(text + a, b - a);
+    if (i < 0) return;
+    heap_push(heap, Cand{-scores_[(size_t)i], left, right, b - a, i});
+    if (types_[(size_t)i] == SP_UNUSED) rev[i] = ends[(size_t)left] - a;
+  };
+
+  for (size_t k = 1; k < m; ++k) add((int32_t)k - 1, (int32_t)k);
+  while (!heap.empty()) {
+    Cand top = heap_pop(heap);
+    size_t l = (size_t)top.left, r = (size_t)top.right;
+    if (!alive[l] || !alive[r] || ends[r] - starts[l] != top.size || nxt[l] != top.right) continue;
+    ends[l] = ends[r];
+    pid[l] = top.piece;
+    alive[r] = 0;
+    int32_t r2 = nxt[r];
+    nxt[l] = r2;
+    if (r2 != -1) prv[(size_t)r2] = (int32_t)l;
+    add(prv[l], (int32_t)l);
+    add((int32_t)l, r2);
+  }
+
+  bool prev_unk = false;
+  std::vector<std::pair<uint32_t, uint32_t>>& stack = w.stack;  // (start, end) still to emit, last first
+  for (int32_t k = 0; k != -1; k = nxt[(size_t)k]) {
+    uint32_t s = starts[(size_t)k], e = ends[(size_t)k];
+    int32_t known = pid[(size_t)k];
+    int32_t id = known >= 0                            ? emit_id_[(size_t)known]
+                 : (e - s == 1 && text[s] < 0x10000) ? single_id_[text[s]]
+                                                      : piece_to_id(text + s, e - s);
+    if (!(has_unused_ && types_[(size_t)id] == SP_UNUSED)) {
+      emit(text, id, s, e, out, prev_unk);
+      continue;
+    }
+    stack.clear();
+    stack.emplace_back(s, e);
+    while (!stack.empty()) {
+      auto [ws, we] = stack.back();
+      stack.pop_back();
+      int32_t wid = piece_to_id(text + ws, we - ws);
+      if (types_[(size_t)wid] == SP_UNUSED) {
+        auto it = rev.find(wid);
+        if (it != rev.end()) {
+          uint32_t mid = ws + it->second;
+          stack.emplace_back(mid, we);
+          stack.emplace_back(ws, mid);
+          continue;
+        }
+      }
+      emit(text, wid, ws, we, out, prev_unk);
+    }
+  }
+}
+
+}  // namespace spm
+}  // namespace tf

@@ -1,0 +1,132 @@
+#include "spm_normalizer.h"
+
+#include <cstring>
+#include <utility>
+
+namespace tf {
+namespace spm {
+
+Charsmap::Charsmap(const uint8_t* blob, size_t n) {
+  if (n == 0) return;
+  if (n < 4) throw FormatError("precompiled_charsmap: " + std::to_string(n) + " bytes is too short for the trie size");
+  uint32_t size = (uint32_t)blob[0] | ((uint32_t)blob[1] << 8) | ((uint32_t)blob[2] << 16) | ((uint32_t)blob[3] << 24);
+  if (size % 4 || (uint64_t)size + 4 > n || size == 0)
+    throw FormatError("precompiled_charsmap: trie size " + std::to_string(size) + " does not fit a blob of " +
+                   std::to_string(n) + " bytes (expected a multiple of 4, at most the blob length - 4)");
+  units_.resize(size / 4);
+  for (size_t k = 0; k < units_.size(); ++k) {
+    const uint8_t* u = blob + 4 + 4 * k;
+    units_[k] = (uint32_t)u[0] | ((uint32_t)u[1] << 8) | ((uint32_t)u[2] << 16) | ((uint32_t)u[3] << 24);
+  }
+  pool_.assign((const char*)blob + 4 + size, n - 4 - size);
+  uint32_t u0 = units_[0];
+  root_ = (int64_t)((uint64_t)(u0 >> 10) << ((u0 & 0x200) >> 6));
+  // Per-character table of the Basic Multilingual Plane: the node after the character
+  // and the value of the rule for exactly it; ERR when the walk would raise (then the
+  // slow path raises when the character is met).
+  fast_node_.assign(0x10000, -1);
+  fast_value_.assign(0x10000, -1);
+  for (uint32_t c = 0; c < 0x10000; ++c) {
+    if (is_surrogate(c)) continue;
+    try {
+      int64_t node, value;
+      walk_char(c, node, value);
+      fast_node_[c] = (int32_t)node;
+      fast_value_[c] = (int32_t)value;
+      if (value >= 0 && !repl_.count((int32_t)value)) {
+        Repl r;
+        r.ok = decode_at(value, r.text);
+        repl_.emplace((int32_t)value, std::move(r));
+      }
+    } catch (const FormatError&) {
+      fast_node_[c] = ERR;
+    }
+  }
+}
+
+Normalizer::Normalizer(const uint8_t* blob, size_t n, bool add_dummy_prefix, bool remove_extra_whitespaces,
+           bool escape_whitespaces, std::vector<U32> user_defined)
+    : cm_(blob, n),
+      add_dummy_prefix_(add_dummy_prefix),
+      remove_extra_(remove_extra_whitespaces),
+      escape_(escape_whitespaces),
+      udf_store_(std::move(user_defined)) {
+  for (const U32& s : udf_store_) {
+    if (s.empty()) continue;
+    udf_.insert(U32View(s));
+    udf_first_.insert(s[0]);
+    if (s.size() > udf_max_) udf_max_ = s.size();
+  }
+}
+
+size_t Normalizer::prefix(const uint32_t* text, size_t n, size_t i, U32& sp) const {
+  uint32_t c = text[i];
+  if (udf_max_ && udf_first_.count(c)) {
+    size_t top = udf_max_ < n - i ? udf_max_ : n - i;
+    for (size_t k = top; k > 0; --k) {
+      if (udf_.count(U32View((const char32_t*)text + i, k))) {
+        sp.append((const char32_t*)text + i, k);
+        return k;
+      }
+    }
+  }
+  int64_t node, value;
+  cm_.char_info(c, node, value);
+  size_t best_len = 0;
+  int64_t best_value = -1;
+  if (value >= 0) { best_len = 1; best_value = value; }
+  size_t j = i + 1;
+  while (node >= 0 && j < n) {
+    uint32_t d = text[j];
+    if (lead_byte(d) == 0) break;  // NUL never continues a key
+    cm_.extend(node, value, d);
+    ++j;
+    if (value >= 0) { best_len = j - i; best_value = value; }
+  }
+  if (best_len) {
+    cm_.append_replacement(best_value, sp);
+    return best_len;
+  }
+  sp.push_back(is_surrogate(c) ? 0xFFFD : c);
+  return 1;
+}
+
+void Normalizer::normalize(const uint32_t* text, size_t n, U32& out) const {
+  out.clear();
+  U32 sp;
+  size_t i = 0;
+  if (remove_extra_) {
+    while (i < n) {
+      sp.clear();
+      size_t k = prefix(text, n, i, sp);
+      if (!(sp.size() == 1 && sp[0] == U' ')) break;
+      i += k;
+    }
+  }
+  if (i >= n) return;
+  out.reserve(n + n / 8 + 4);
+  const char32_t space = escape_ ? U'\u2581' : U' ';
+  bool pending = add_dummy_prefix_;
+  bool is_prev_space = remove_extra_;
+  while (i < n) {
+    sp.clear();
+    size_t k = prefix(text, n, i, sp);
+    size_t a = 0;
+    if (is_prev_space)
+      while (a < sp.size() && sp[a] == U' ') ++a;
+    if (a < sp.size()) {
+      bool ends_with_space = sp.back() == U' ';
+      if (pending) { out.push_back(space); pending = false; }
+      for (size_t q = a; q < sp.size(); ++q) out.push_back(escape_ && sp[q] == U' ' ? U'\u2581' : sp[q]);
+      is_prev_space = ends_with_space;
+    }
+    i += k;
+    if (!remove_extra_) is_prev_space = false;
+  }
+  if (pending) out.push_back(space);
+  if (remove_extra_)
+    while (!out.empty() && out.back() == space) out.pop_back();
+}
+
+}  // namespace spm
+}  // namespace tf
