@@ -289,7 +289,7 @@ def _rank_bpe_plan(normalizer, pre, model, decoder, added, core) -> Plan | None:
         pattern_str = byte_level_pattern(pre)
         if pattern_str is None or not isinstance(decoder, decoders.ByteLevel):
             return None
-        ranks_model = ranks_from_byte_level_bpe(model, frozenset(added), merge=False)
+        ranks_model = ranks_from_byte_level_bpe(model, frozenset(added), check_merges=False)
         if ranks_model is None:
             return None
         pattern = pretokenizers.RegexSplit(pattern_str)
@@ -303,8 +303,10 @@ def _rank_bpe_plan(normalizer, pre, model, decoder, added, core) -> Plan | None:
     if max(token_bytes) >= 2 * len(token_bytes) + 65536:
         return None
     plan = RankBPEPlan(normalizer, pre, model, ranks_model, pattern, core, token_bytes)
-    if isinstance(model, PieceBPE) and not model.ignore_merges:
-        if not merges_rebuild_their_tokens(ranks_model, lambda data: plan.core.merge_with(data, 0)):
+    if isinstance(model, PieceBPE):
+        ranks = ranks_model._ranks
+        pairs = [(ranks[a], ranks[b]) for a, b in ranks_model._merges or ()]
+        if plan.core.first_underived_merge(pairs) >= 0:  # the same check, natively
             return None
     return plan
 
@@ -336,16 +338,13 @@ def byte_level_pattern(pre: Any) -> str | None:
 
 
 def ranks_from_byte_level_bpe(
-    model: PieceBPE, added_ids: frozenset[int] = frozenset(), merge: Callable[[bytes], list[int]] | bool | None = None
+    model: PieceBPE, added_ids: frozenset[int] = frozenset(), check_merges: bool = True
 ) -> BPE | None:
     """A rank :class:`BPE` giving the same ids as HF's byte-level ``BPE`` model, or ``None``
     when rank merging would differ (see the module docstring). Ids in ``added_ids`` (added
-    tokens, matched before the model runs) are left out of the ranks.
-
-    ``merge(bytes) -> ids`` merges bytes by rank without the whole-piece lookup; it is
-    used to check that every token is rebuilt by merging its own bytes. With ``merge=None``
-    the Python merge checks; the plan passes ``False`` and checks with the native core
-    it builds anyway (:func:`merges_rebuild_their_tokens`)."""
+    tokens, matched before the model runs) are left out of the ranks. ``check_merges=False``
+    leaves the last check (:func:`first_underived_merge`) to the caller, who may run it
+    natively."""
     if model.dropout or model.unk_token or model.continuing_subword_prefix or model.end_of_word_suffix:
         return None
     if model.byte_fallback or model.is_sentencepiece:
@@ -380,29 +379,40 @@ def ranks_from_byte_level_bpe(
         merges.append((left, right))
     if sum(1 for t in ranks if len(t) == 1) != 256:
         return None
+    # Rank BPE looks a piece up whole before merging; HF merges every piece (unless
+    # ignore_merges): a token that no merge makes would differ.
+    if not model.ignore_merges and any(len(t) > 1 and t not in made for t in ranks):
+        return None
     rank_model = BPE._trusted(vocab, ranks, merges)
-    if not model.ignore_merges:
-        # HF merges every piece, even one that is a token; rank BPE looks it up whole
-        # first. The two agree when every token is made by a merge and merging its own
-        # bytes by rank (no lookup) rebuilds it.
-        if any(len(t) > 1 and t not in made for t in ranks):
-            return None
-        if merge is None:
-            merge = lambda data: [ranks[p] for p in bpe_merge_bytes(ranks, data)]  # noqa: E731
-        if merge is not False and not merges_rebuild_their_tokens(rank_model, merge):
-            return None
+    if check_merges and first_underived_merge(rank_model) >= 0:
+        return None
     return rank_model
 
 
-def merges_rebuild_their_tokens(rank_model: BPE, merge: Callable[[bytes], list[int]]) -> bool:
-    """Does merging the bytes of each merge's result by rank (``merge``, no whole-piece
-    lookup) give that one token? Then looking a piece up whole never disagrees with
-    merging it."""
+def first_underived_merge(rank_model: BPE) -> int:
+    """Index of the first merge ``(a, b)`` such that merging the bytes of ``a + b`` with the
+    tokens of lower rank does not give exactly ``[a, b]``, or -1.
+
+    When every merge passes, the merge list is the one the ranks imply (the merges a
+    tiktoken rank file is converted to), so HF's merging by priority and tiktoken's merging
+    by rank give the same ids. A list that fails (``b c``, ``a b``, ``ab c``: HF merges
+    ``abc`` to ``a bc`` and stops, rank BPE reaches ``abc``) stays on the Python plan.
+
+    >>> from tokenforge.models.bpe import BPE
+    >>> base = {i: bytes([i]) for i in range(256)}
+    >>> first_underived_merge(BPE({**base, 256: b"bc", 257: b"ab", 258: b"abc"}, [(b"b", b"c"), (b"a", b"b"), (b"ab", b"c")]))
+    2
+    >>> first_underived_merge(BPE({**base, 256: b"ab", 257: b"abc"}, [(b"a", b"b"), (b"ab", b"c")]))
+    -1
+    """
+    from .models.bpe import _RanksBelow
+
     ranks = rank_model._ranks
-    for a, b in rank_model._merges or ():
-        if len(a) + len(b) > 2 and merge(a + b) != [ranks[a + b]]:
-            return False
-    return True
+    for k, (a, b) in enumerate(rank_model._merges or ()):
+        r = ranks[a + b]
+        if bpe_merge_bytes(_RanksBelow(ranks, r), a + b) != [a, b]:
+            return k
+    return -1
 
 
 def sentencepiece_split_is_exact(pieces: Sequence[str], user_defined: Sequence[str]) -> bool:

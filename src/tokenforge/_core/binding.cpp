@@ -456,6 +456,44 @@ PyObject* CoreBPE_merge_with(CoreBPE* self, PyObject* args) {
   return list_from_ids(out);
 }
 
+// first_underived_merge(merges: list[tuple[int, int]]) -> int: see tf::first_underived_merge
+PyObject* CoreBPE_first_underived_merge(CoreBPE* self, PyObject* arg) {
+  if (!ready(self)) return nullptr;
+  PyObject* seq = PySequence_Fast(arg, "merges must be a sequence of (left_id, right_id) pairs");
+  if (!seq) return nullptr;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  std::vector<std::pair<uint32_t, uint32_t>> merges;
+  const std::vector<std::string>& dec = *self->decoder;
+  try {
+    merges.reserve((size_t)n);
+    for (Py_ssize_t k = 0; k < n; ++k) {
+      unsigned long a, b;
+      if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, k), "kk", &a, &b)) { Py_DECREF(seq); return nullptr; }
+      if (a >= dec.size() || b >= dec.size() || dec[a].empty() || dec[b].empty()) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "merge %zd names an id that is not a token", k);
+        return nullptr;
+      }
+      merges.emplace_back((uint32_t)a, (uint32_t)b);
+    }
+  } catch (const std::bad_alloc&) {
+    Py_DECREF(seq);
+    return PyErr_NoMemory();
+  }
+  Py_DECREF(seq);
+  long found = -1;
+  bool oom = false;
+  Py_BEGIN_ALLOW_THREADS
+  try {
+    found = tf::first_underived_merge(*self->vocab, merges, [&](uint32_t id) -> const std::string& { return dec[id]; });
+  } catch (const std::bad_alloc&) {
+    oom = true;
+  }
+  Py_END_ALLOW_THREADS
+  if (oom) return PyErr_NoMemory();
+  return PyLong_FromLong(found);
+}
+
 // split(text: str) -> list[str]: the scanner's pieces (for tests against the regex module)
 PyObject* CoreBPE_split(CoreBPE* self, PyObject* arg) {
   if (!need_scanner(self)) return nullptr;
@@ -523,6 +561,8 @@ PyMethodDef CoreBPE_methods[] = {
     {"encode_piece", (PyCFunction)CoreBPE_encode_piece, METH_O, "Ids of one pre-token."},
     {"split", (PyCFunction)CoreBPE_split, METH_O, "Pieces of the native scanner."},
     {"merge_with", (PyCFunction)CoreBPE_merge_with, METH_VARARGS, "Merge a piece with a chosen algorithm."},
+    {"first_underived_merge", (PyCFunction)CoreBPE_first_underived_merge, METH_O,
+     "Index of the first merge that merging its token's bytes with the lower ranks does not give, or -1."},
     {"_check_pair", (PyCFunction)CoreBPE_check_pair, METH_VARARGS, "Pair validity, fast or by merging (tests)."},
     {"decode_bytes", (PyCFunction)CoreBPE_decode_bytes, METH_O, "Concatenated bytes of ids."},
     {nullptr, nullptr, 0, nullptr},

@@ -93,6 +93,28 @@ void bpe_merge(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>
   else merge_long(v, p, n, out);
 }
 
+void bpe_merge_below(const Vocab& v, const uint8_t* p, size_t n, uint32_t bound, std::vector<uint32_t>& out) {
+  auto below = [&](uint32_t r) { return r < bound ? r : Vocab::NONE; };
+  std::vector<uint32_t> start(n + 1), self(n);
+  for (size_t k = 0; k <= n; ++k) start[k] = (uint32_t)k;
+  for (size_t k = 0; k < n; ++k) self[k] = v.byte_rank(p[k]);
+  size_t count = n;
+  while (count > 1) {
+    uint32_t best = Vocab::NONE;
+    size_t bi = 0;
+    for (size_t k = 0; k + 1 < count; ++k) {
+      uint32_t r = below(v.rank(p + start[k], start[k + 2] - start[k]));
+      if (r < best) { best = r; bi = k; }
+    }
+    if (best == Vocab::NONE) break;
+    self[bi] = best;
+    start.erase(start.begin() + (long)bi + 1);
+    self.erase(self.begin() + (long)bi + 1);
+    --count;
+  }
+  out.insert(out.end(), self.begin(), self.begin() + (long)count);
+}
+
 void bpe_encode_piece(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>& out) {
   uint32_t r = v.rank(p, n);
   if (r != Vocab::NONE) { out.push_back(r); return; }

@@ -128,5 +128,30 @@ constexpr size_t SHORT_PIECE = 128;
 void bpe_encode_piece(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>& out);
 // Merging only (no whole-piece lookup): the array scan or the heap, by length.
 void bpe_merge(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>& out);
+// Merging with only the tokens of rank < bound (what the vocabulary was when the token of
+// rank `bound` was learned). The array scan: for checking a vocabulary, not for encoding.
+void bpe_merge_below(const Vocab& v, const uint8_t* p, size_t n, uint32_t bound, std::vector<uint32_t>& out);
+// Merges (left, right) in rank order are those of the ranks when merging the bytes of each
+// merge's token with the lower ranks gives exactly [left, right]: HF's merge list and
+// tiktoken's ranks then encode alike. Returns the index of the first merge where that
+// fails, or -1. `bytes(id)` gives a token's bytes.
+template <class TokenBytes>
+long first_underived_merge(const Vocab& v, const std::vector<std::pair<uint32_t, uint32_t>>& merges,
+                           TokenBytes bytes) {
+  std::vector<uint32_t> parts;
+  std::string joined;
+  for (size_t k = 0; k < merges.size(); ++k) {
+    const std::string& a = bytes(merges[k].first);
+    const std::string& b = bytes(merges[k].second);
+    joined.assign(a);
+    joined += b;
+    uint32_t r = v.rank((const uint8_t*)joined.data(), joined.size());
+    if (r == Vocab::NONE) return (long)k;
+    parts.clear();
+    bpe_merge_below(v, (const uint8_t*)joined.data(), joined.size(), r, parts);
+    if (parts.size() != 2 || parts[0] != merges[k].first || parts[1] != merges[k].second) return (long)k;
+  }
+  return -1;
+}
 
 }  // namespace tf
