@@ -41,14 +41,30 @@ def unicode_to_bytes() -> dict[str, int]:
     return {c: b for b, c in bytes_to_unicode().items()}
 
 
+@lru_cache(maxsize=1)
+def _tables() -> tuple[dict[int, str], dict[int, int]]:
+    """``str.translate`` tables: latin-1 character -> printable character, and back
+    (characters outside the alphabet map to U+FFFF, which latin-1 cannot encode)."""
+    forward = {b: c for b, c in bytes_to_unicode().items()}
+    backward = {ord(c): b for b, c in forward.items()}
+    for o in range(256):
+        backward.setdefault(o, 0xFFFF)
+    return forward, backward
+
+
 def encode_bytes(data: bytes) -> str:
     """Token bytes -> GPT-2 printable string. ``encode_bytes(b" the") == "Ġthe"``."""
-    table = bytes_to_unicode()
-    return "".join(table[b] for b in data)
+    return data.decode("latin-1").translate(_tables()[0])
 
 
 def decode_string(text: str) -> bytes:
     """GPT-2 printable string -> token bytes; raises ``KeyError`` on a character
-    outside the 256-symbol alphabet."""
-    table = unicode_to_bytes()
-    return bytes(table[c] for c in text)
+    outside the 256-symbol alphabet.
+
+    >>> decode_string("Ġthe")
+    b' the'
+    """
+    try:
+        return text.translate(_tables()[1]).encode("latin-1")
+    except UnicodeEncodeError as exc:
+        raise KeyError(text[exc.start]) from None
