@@ -7,36 +7,8 @@ this module re-exports them beside the other formats.
 
 from __future__ import annotations
 
+from ..sentencepiece import proto as _proto
 from ..sentencepiece.export import proto_from_tokenizer
-from ..sentencepiece.proto import (
-    ModelProto,
-    ModelType,
-    NormalizerSpec,
-    PieceType,
-    SelfTestData,
-    SelfTestSample,
-    SentencePiece,
-    TrainerSpec,
-    build_model_proto,
-    decode_model,
-    encode_model,
-    read_model,
-    write_model,
-)
+from ..sentencepiece.proto import *  # noqa: F403  (the reader/writer, re-exported whole)
 
-__all__ = [
-    "PieceType",
-    "ModelType",
-    "SentencePiece",
-    "TrainerSpec",
-    "NormalizerSpec",
-    "SelfTestSample",
-    "SelfTestData",
-    "ModelProto",
-    "read_model",
-    "write_model",
-    "encode_model",
-    "decode_model",
-    "build_model_proto",
-    "proto_from_tokenizer",
-]
+__all__ = [*_proto.__all__, "proto_from_tokenizer"]
