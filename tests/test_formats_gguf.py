@@ -461,7 +461,7 @@ def test_inconsistent_tokenizer_metadata():
 
 def test_sentencepiece_style_vocab(tmp_path):
     spm = pytest.importorskip("sentencepiece")
-    from tokenforge.formats.sentencepiece import (
+    from tokenforge.sentencepiece.proto import (
         ModelType,
         build_model_proto,
         write_model,
@@ -485,7 +485,7 @@ def test_unigram_t5_style_vocab(shared_data, tmp_path):
     """``t5``: a Unigram vocabulary with the file's precompiled charsmap, as
     llama.cpp's converter writes it from a SentencePiece Unigram model."""
     spm = pytest.importorskip("sentencepiece")
-    from tokenforge.formats.sentencepiece import read_model
+    from tokenforge.sentencepiece.proto import read_model
 
     src = shared_data / "vocab" / "sentencepiece" / "spm_test_unigram.model"
     proto = read_model(src)
@@ -598,7 +598,7 @@ def test_llama_spm_matches_sentencepiece_and_hf_llama_conversion(gguf_dir, share
     from tokenizers import models as hm
     from tokenizers import normalizers as hn
 
-    from tokenforge.formats.sentencepiece import (
+    from tokenforge.sentencepiece.proto import (
         ModelType,
         build_model_proto,
         read_model,

@@ -33,12 +33,12 @@ from tokenforge.normalizers import (
     Precompiled,
     Prepend,
     Replace,
-    SentencePieceNormalizer,
     Sequence,
     Strip,
     StripAccents,
     normalizer_from_dict,
 )
+from tokenforge.sentencepiece.normalizer import SentencePieceNormalizer
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "normalizers"
 SPM_MODELS = ["albert_spiece.model", "spm_test_unigram.model", "mistral_v1_tokenizer.model"]

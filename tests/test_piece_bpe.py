@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenforge.errors import FileFormatError
-from tokenforge.formats.sentencepiece import PieceType, read_model, write_model
+from tokenforge.sentencepiece.proto import PieceType, read_model, write_model
 from tokenforge.models import bpe as bpe_module
 from tokenforge.models.bpe import BPE, PieceBPE
 
@@ -414,7 +414,8 @@ def test_byte_level_dropout_uses_the_heap_path_for_long_pieces():
 # (trainers/spm_bpe.py: its model is a PieceBPE, so its tests live beside the model's)
 
 from tokenforge.errors import TrainingError
-from tokenforge.trainers.spm_bpe import SentencePieceBPETrainer, required_chars
+from tokenforge.trainers.coverage import count_chars, required_chars
+from tokenforge.trainers.spm_bpe import SentencePieceBPETrainer
 
 
 def _sp_words(line: str) -> list[str]:
@@ -472,7 +473,7 @@ def test_training_gives_sentencepiece_pieces(shared_data, name, lines, vocab_siz
     assert model.types == [p.type for p in ref.pieces]
     n_meta = 3 + (256 if byte_fallback else 0)
     assert ours[:n_meta] == theirs[:n_meta]
-    alphabet = [c for c, _ in required_chars(_counts(train), 0.9995)]
+    alphabet = [c for c, _ in required_chars(count_chars(_counts(train)), 0.9995)]
     assert ours[-len(alphabet) :] == theirs[-len(alphabet) :] == alphabet  # coverage-ordered characters
     assert len(set(ours) & set(theirs)) >= 0.97 * vocab_size
     # written as a .model file, sentencepiece encodes with our pieces exactly as we do
@@ -573,7 +574,7 @@ def test_random_models_encode_as_sentencepiece(model_spec, texts):
     writer: sentencepiece and PieceBPE agree. NORMAL-only models also take the
     cached part-by-part path."""
     spm = pytest.importorskip("sentencepiece")
-    from tokenforge.formats.sentencepiece import (
+    from tokenforge.sentencepiece.proto import (
         ModelProto,
         NormalizerSpec,
         SentencePiece,

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokenforge.errors import FileFormatError, TokenizerFileNotFoundError
-from tokenforge.formats.sentencepiece import (
+from tokenforge.sentencepiece.proto import (
     ModelProto,
     ModelType,
     NormalizerSpec,

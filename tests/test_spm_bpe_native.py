@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from tokenforge import _native
 from tokenforge.errors import TrainingError
-from tokenforge.trainers.spm_bpe import SentencePieceBPETrainer, required_chars
+from tokenforge.trainers.coverage import count_chars, required_chars
+from tokenforge.trainers.spm_bpe import SentencePieceBPETrainer
 
 pytestmark = pytest.mark.skipif(not _native.available(), reason="the native core is not built")
 
@@ -57,9 +58,9 @@ def test_native_loop_learns_the_reference_pieces(
         "character_coverage": coverage, "max_piece_length": max_piece_length, "split_digits": split_digits,
         "split_by_number": split_by_number, "split_by_unicode_script": split_by_unicode_script, "special_tokens": specials,
     }
-    n_chars = len(required_chars(counts, coverage))
+    n_chars = len(required_chars(count_chars(counts), coverage))
     vocab_size = 1 + len(specials) + n_chars + vocab_extra
-    if any(ch in specials for ch, _ in required_chars(counts, coverage)):
+    if any(ch in specials for ch, _ in required_chars(count_chars(counts), coverage)):
         for backend in ("native", "python"):
             with pytest.raises(TrainingError, match="meta piece"):
                 _train(counts, backend, vocab_size=vocab_size, **kwargs)

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from tokenforge import _native
 from tokenforge.errors import FileFormatError, TrainingError, UnknownTokenError
-from tokenforge.models.unigram import Unigram, f32
+from tokenforge.models.unigram import Unigram
+from tokenforge.sentencepiece import f32
 from tokenforge.trainers import unigram as tr
 from tokenforge.trainers.unigram import UnigramTrainer
 

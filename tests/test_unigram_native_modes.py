@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from tokenforge import _native
 from tokenforge.errors import UnknownTokenError
-from tokenforge.models.unigram import Unigram, byte_piece
+from tokenforge.models.unigram import Unigram
+from tokenforge.sentencepiece import byte_piece
 
 pytestmark = pytest.mark.skipif(not _native.available(), reason="the native core is not built")
 

@@ -50,14 +50,15 @@ from . import _native, bytelevel, decoders, pretokenizers
 from .errors import FileFormatError
 from .models.bpe import BPE, PieceBPE, bpe_merge_bytes
 from .models.unigram import Unigram
-from .normalizers import SentencePieceNormalizer
+from .sentencepiece.constants import SPACE, PieceType
+from .sentencepiece.normalizer import SentencePieceNormalizer
 
 #: Pieces up to this many characters are memoised by the Python plans.
 CACHE_PIECE_CHARS = 64
 #: A memo is cleared when it holds this many pieces.
 CACHE_LIMIT = 1 << 17
 #: ``Split`` that cuts SentencePiece's escaped text before each ``▁`` word.
-SP_WORD_SPLIT = "(?<=[^\u2581])\u2581"
+SP_WORD_SPLIT = f"(?<=[^{SPACE}]){SPACE}"
 
 
 def default_threads(num_threads: int | None) -> int:
@@ -420,7 +421,7 @@ def sentencepiece_split_is_exact(pieces: Sequence[str], user_defined: Sequence[s
     character without changing any segmentation? Yes when no piece has a ``▁``
     right after a non-``▁`` character (``"o▁"``), ``"▁"`` itself is a piece (so
     unknown runs cannot join across the cut) and no user symbol holds ``▁``."""
-    space = "\u2581"
+    space = SPACE
     if space not in pieces:
         return False
     for p in pieces:
@@ -443,11 +444,9 @@ def _sentencepiece_plan(normalizer, pre, model, core) -> Plan | None:
             if pre is not None:
                 if pre != pretokenizers.Split(SP_WORD_SPLIT, "merged_with_next"):
                     return None
-                from .models.bpe import SP_USER_DEFINED
-
                 types = model.types or []
                 pieces = [model.id_to_token(i) for i in range(len(types))]
-                user = [p for p, t in zip(pieces, types) if t == SP_USER_DEFINED]
+                user = [p for p, t in zip(pieces, types) if t == PieceType.USER_DEFINED]
                 if not sentencepiece_split_is_exact(pieces, user):
                     return None
             bpe = model.native_encoder()

@@ -16,7 +16,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from . import decoders, postprocessors, pretokenizers
-from ._plans import SP_WORD_SPLIT, sentencepiece_split_is_exact
 from .tokenizer import AddedToken, Tokenizer
 
 BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -135,10 +134,6 @@ def train_wordpiece(
     return bert_wordpiece(model.get_vocab(), lowercase=lowercase, strip_accents=strip_accents, unk_token=unk_token)
 
 
-#: The ``▁`` that SentencePiece writes for a space.
-SPACE = "\u2581"
-
-
 def sentencepiece(
     source: Any,
     *,
@@ -147,107 +142,25 @@ def sentencepiece(
     name: str | None = None,
 ) -> Tokenizer:
     """A pipeline equal to the ``sentencepiece`` library on a ``.model`` file (a
-    path, its bytes, or a parsed :class:`~tokenforge.formats.sentencepiece.ModelProto`).
-
-    Encoding runs SentencePiece's normalizer (its precompiled charsmap,
-    whitespace clean-up, dummy prefix and ``▁`` escaping, user-defined symbols
-    kept whole), then the Unigram or BPE model over the escaped text. Control
-    pieces (``<s>``, ``</s>``, ...) are special tokens: they are never read from
-    text unless allowed, and ``add_bos``/``add_eos`` put them in by code.
-    Decoding drops control pieces, turns ``<unk>`` into ``" ⁇ "``, joins byte
-    pieces into UTF-8 and ``▁`` back into spaces, as ``sentencepiece`` does.
+    path, its bytes, or a parsed :class:`~tokenforge.sentencepiece.proto.ModelProto`);
+    see :func:`tokenforge.sentencepiece.convert.tokenizer_from_proto`. A path
+    names the tokenizer unless ``name`` is given.
     """
-    from .formats.sentencepiece import ModelProto, ModelType, PieceType, read_model
-    from .normalizers import SentencePieceNormalizer
+    from .sentencepiece.convert import tokenizer_from_proto
+    from .sentencepiece.proto import ModelProto, read_model
 
     proto = source if isinstance(source, ModelProto) else read_model(source)
-    if name is None and isinstance(source, (str, os.PathLike)):
-        name = os.path.basename(os.fspath(source))
-    spec = proto.normalizer_spec
-    ts = proto.trainer_spec
-    pieces = [p.piece for p in proto.pieces]
-    types = [int(p.type) for p in proto.pieces]
-    scores = [float(p.score) for p in proto.pieces]
-    user_defined = [p for p, t in zip(pieces, types) if t == PieceType.USER_DEFINED]
-    if spec.precompiled_charsmap:
-        rules: Any = spec.precompiled_charsmap
-    else:
-        rules = spec.name or "identity"
-    normalizer = SentencePieceNormalizer(
-        rules,
-        add_dummy_prefix=spec.add_dummy_prefix,
-        remove_extra_whitespaces=spec.remove_extra_whitespaces,
-        escape_whitespaces=spec.escape_whitespaces,
-        user_defined_symbols=user_defined,
-        name=spec.name or None,
-    )
-    unk_ids = [i for i, t in enumerate(types) if t == PieceType.UNKNOWN]
-    unk_id = unk_ids[0] if unk_ids else None
-    if ts.treat_whitespace_as_suffix:
-        from .errors import FileFormatError
-
-        raise FileFormatError(
-            "SentencePiece models with treat_whitespace_as_suffix (▁ at the end of pieces) are not supported",
-            path=source if isinstance(source, (str, os.PathLike)) else None,
-        )
-    if ts.model_type == ModelType.UNIGRAM:
-        from .models.unigram import Unigram
-
-        model = Unigram(list(zip(pieces, scores)), unk_id=unk_id, byte_fallback=ts.byte_fallback, types=types)
-    elif ts.model_type == ModelType.BPE:
-        from .models.bpe import PieceBPE
-
-        model = PieceBPE.from_sentencepiece(pieces, scores, types, byte_fallback=ts.byte_fallback)
-    else:
-        from .errors import FileFormatError
-
-        raise FileFormatError(
-            f"SentencePiece model_type {ModelType(ts.model_type).name} is not supported (only UNIGRAM and BPE)",
-            path=source if isinstance(source, (str, os.PathLike)) else None,
-        )
-    controls = [AddedToken(p, i, special=True) for i, (p, t) in enumerate(zip(pieces, types)) if t == PieceType.CONTROL]
-    pre = None
-    if (
-        ts.model_type == ModelType.BPE and spec.escape_whitespaces and not ts.treat_whitespace_as_suffix
-        and sentencepiece_split_is_exact(pieces, user_defined)
-    ):
-        # Exact (see above), and it lets the encoder memoise words. Not for Unigram:
-        # sentencepiece sums path scores over the whole text in 32-bit floats, so
-        # where a word's Viterbi ties are broken depends on the text before it.
-        pre = pretokenizers.Split(SP_WORD_SPLIT, "merged_with_next")
-    post = None
-    if add_bos or add_eos:
-        by_piece = {p: i for i, p in enumerate(pieces)}
-        single: list[str] = []
-        special: list[tuple[str, int]] = []
-        if add_bos:
-            single.append(ts.bos_piece)
-            special.append((ts.bos_piece, by_piece.get(ts.bos_piece, ts.bos_id)))
-        single.append("$A")
-        if add_eos:
-            single.append(ts.eos_piece)
-            special.append((ts.eos_piece, by_piece.get(ts.eos_piece, ts.eos_id)))
-        pair = single + [x + ":1" if x != "$A" else "$B:1" for x in single]
-        post = postprocessors.TemplateProcessing(single, pair, special)
-    decoder = decoders.SentencePiece(
-        spec.add_dummy_prefix, spec.remove_extra_whitespaces,
-        pieces[unk_id] if unk_id is not None else None, ts.unk_surface, [t.content for t in controls],
-    )
-    return Tokenizer(
-        model,
-        normalizer=normalizer,
-        pre_tokenizer=pre,
-        post_processor=post,
-        decoder=decoder,
-        added_tokens=controls,
-        name=name,
-    )
+    path = source if isinstance(source, (str, os.PathLike)) else None
+    if name is None and path is not None:
+        name = os.path.basename(os.fspath(path))
+    return tokenizer_from_proto(proto, add_bos=add_bos, add_eos=add_eos, name=name, path=path)
 
 
 def _sentencepiece_counts(files, iterator, rules, workers, errors, show_progress):
     """Count SentencePiece "words": each line normalized by ``rules`` (dummy prefix,
     whitespace clean-up, ``▁`` escaping), then cut before every ``▁``."""
-    from .normalizers import SentencePieceNormalizer
+    from .sentencepiece.constants import SPACE
+    from .sentencepiece.normalizer import SentencePieceNormalizer
     from .trainers.counting import LineSplitter
 
     norm = SentencePieceNormalizer(rules)
@@ -282,7 +195,7 @@ def train_unigram(
     ``▁``-words. ``out`` also writes a ``.model`` file that the ``sentencepiece``
     library loads with the same ids.
     """
-    from .formats.sentencepiece import ModelType, build_model_proto
+    from .sentencepiece.proto import ModelType, build_model_proto
     from .trainers.unigram import UnigramTrainer
 
     counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress)
@@ -302,7 +215,7 @@ def train_unigram(
 
 def _finish_sentencepiece(proto: Any, out: str | os.PathLike | None, default_name: str) -> Tokenizer:
     """Write the trained model's ``.model`` file (when asked) and load it as a pipeline."""
-    from .formats.sentencepiece import write_model
+    from .sentencepiece.proto import write_model
 
     if out is not None:
         write_model(proto, out)

@@ -37,7 +37,7 @@ def save(tokenizer: "Tokenizer", path: str | os.PathLike, format: str = "tokenfo
     from .gpt2 import save_gpt2
     from .hf_json import save_hf
     from .native import save_native
-    from .sentencepiece import proto_from_pipeline, write_model
+    from .sentencepiece import proto_from_tokenizer, write_model
     from .tiktoken import save_ranks
 
     if format not in FORMATS:
@@ -57,7 +57,7 @@ def save(tokenizer: "Tokenizer", path: str | os.PathLike, format: str = "tokenfo
             save_gpt2(model, tokenizer.special_tokens, path)
     elif format == "sentencepiece":
         try:
-            write_model(proto_from_pipeline(tokenizer), path)
+            write_model(proto_from_tokenizer(tokenizer), path)
         except FileFormatError as exc:
             raise FileFormatError(str(exc), path=path) from None
     else:

@@ -88,6 +88,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._io import read_bytes
 from ..errors import FileFormatError, TokenforgeError, TokenizerFileNotFoundError
+from ..sentencepiece.constants import SPACE, PieceType
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -553,8 +554,8 @@ PRE_TOKENIZERS: dict[str, PreTokenizerRule] = {
 #: ``tokenizer.ggml.model`` values :func:`tokenizer_from_gguf` builds.
 TOKENIZER_MODELS = ("llama", "t5", "gpt2", "bert")
 
-# llama_token_type
-_NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
+# llama_token_type: llama.cpp took sentencepiece's piece types, values and all
+_NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = (int(t) for t in PieceType)
 
 
 # -- metadata access with errors that name the key ------------------------------
@@ -654,7 +655,7 @@ def tokenizer_from_gguf(header: GGUFHeader, *, name: str | None = None) -> Token
 
 def _sentencepiece(m: _Meta, model: str, tokens: list[str], types: list[int], name: str | None) -> Tokenizer:
     from .. import presets
-    from .sentencepiece import ModelType, NormalizerSpec, build_model_proto
+    from ..sentencepiece.proto import ModelType, NormalizerSpec, build_model_proto
 
     n = len(tokens)
     scores = m.array("tokenizer.ggml.scores", (float, int), "numbers", n)
@@ -804,7 +805,7 @@ def _template(tokens: Sequence[str], bos: int | None, eos: int | None):
 #: llama.cpp's converter stores a BERT vocabulary with a "phantom space": a word-start
 #: token ``hello`` is written ``▁hello`` and a continuation ``##lo`` is written ``lo``
 #: (``[CLS]``-style tokens stay as they are). Its WPM tokenizer puts ``▁`` before each word.
-_PHANTOM = "\u2581"
+_PHANTOM = SPACE
 
 
 def _unphantom(token: str) -> str:

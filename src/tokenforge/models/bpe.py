@@ -38,6 +38,8 @@ from .. import _native
 from .. import bytelevel as _bytelevel
 from ..encoding import utf8_char_starts
 from ..errors import EncodeInputError, FileFormatError, UnknownTokenError
+from ..sentencepiece.bpe import SentencePieceTables, sp_tokenize
+from ..sentencepiece.constants import PieceType, byte_piece
 
 #: Ids are stored as 32-bit values (one value is reserved as "no token").
 MAX_ID = 2**32 - 1
@@ -468,79 +470,8 @@ def _check_dropout(dropout, error: type = EncodeInputError) -> float:
 # BPE over Unicode symbols: HF tokenizers' BPE model and SentencePiece BPE
 # ---------------------------------------------------------------------------
 
-#: SentencePiece piece types (``ModelProto.SentencePiece.Type``).
-SP_NORMAL, SP_UNKNOWN, SP_CONTROL, SP_USER_DEFINED, SP_UNUSED, SP_BYTE = 1, 2, 3, 4, 5, 6
-SP_TYPE_NAMES = {1: "NORMAL", 2: "UNKNOWN", 3: "CONTROL", 4: "USER_DEFINED", 5: "UNUSED", 6: "BYTE"}
-_SP_TYPE_BY_NAME = {v: k for k, v in SP_TYPE_NAMES.items()}
 #: Pieces with at most this many symbols use the array scan instead of the heap.
 SHORT_PIECE_SYMBOLS = 48
-#: Entries kept in a SentencePiece model's per-part cache before it is emptied.
-_CACHE_SIZE = 1 << 16
-WS = "\u2581"  # ▁, SentencePiece's whitespace
-
-
-def byte_piece(b: int) -> str:
-    """The byte-fallback piece of byte ``b``, as sentencepiece and HF spell it.
-
-    >>> byte_piece(0xE9)
-    '<0xE9>'
-    """
-    return f"<0x{b:02X}>"
-
-
-class _SPTables:
-    """What SentencePiece's BPE ``Model`` keeps: pieces that take part in
-    merging (NORMAL, USER_DEFINED, UNUSED), reserved pieces (CONTROL, UNKNOWN,
-    BYTE), scores and types."""
-
-    __slots__ = ("bigrams", "byte_ids", "pieces", "reserved", "scores", "types", "unk_id", "user_defined", "user_max")
-
-    def __init__(self, pieces, scores, types, byte_fallback: bool) -> None:
-        if not (len(pieces) == len(scores) == len(types)):
-            raise FileFormatError(
-                f"pieces, scores and types must have the same length, got {len(pieces)}, {len(scores)}, {len(types)}"
-            )
-        self.pieces: dict[str, int] = {}
-        self.reserved: dict[str, int] = {}
-        self.scores = [float(s) for s in scores]
-        self.types = [int(t) for t in types]
-        self.unk_id = -1
-        self.user_defined: dict[str, int] = {}
-        for i, (piece, t) in enumerate(zip(pieces, self.types)):
-            if not isinstance(piece, str) or not piece:
-                raise FileFormatError(f"piece {i} must be a non-empty str, got {piece!r}")
-            if t not in SP_TYPE_NAMES:
-                raise FileFormatError(f"piece {i} ({piece!r}) has unknown type {t}")
-            table = self.pieces if t in (SP_NORMAL, SP_USER_DEFINED, SP_UNUSED) else self.reserved
-            if piece in table:
-                raise FileFormatError(f"piece {i} ({piece!r}) is already defined as id {table[piece]}")
-            table[piece] = i
-            if t == SP_USER_DEFINED:
-                self.user_defined[piece] = i
-            if t == SP_UNKNOWN:
-                if self.unk_id >= 0:
-                    raise FileFormatError(f"piece {i} ({piece!r}) is a second unknown piece (first is id {self.unk_id})")
-                self.unk_id = i
-        if self.unk_id < 0:
-            raise FileFormatError("no piece has type UNKNOWN; a sentencepiece model needs exactly one")
-        self.user_max = max((len(p) for p in self.user_defined), default=0)
-        self.byte_ids: list[int] | None = None
-        if byte_fallback:
-            self.byte_ids = [self.piece_to_id(byte_piece(b)) for b in range(256)]
-        # Character pairs found inside some mergeable piece. No merge can span
-        # the boundary between two characters that form no such pair, so the
-        # text splits there into parts that encode independently (and can be
-        # cached). Not with UNUSED pieces (their re-segmentation uses the last
-        # split seen anywhere in the text) nor USER_DEFINED ones (matched first).
-        self.bigrams: set[str] | None = None
-        if not any(t in (SP_UNUSED, SP_USER_DEFINED) for t in self.types):
-            self.bigrams = {p[i : i + 2] for p in self.pieces for i in range(len(p) - 1)}
-
-    def piece_to_id(self, piece: str) -> int:
-        i = self.reserved.get(piece)
-        if i is not None:
-            return i
-        return self.pieces.get(piece, self.unk_id)
 
 
 def _parse_merge(n: int, entry) -> tuple[str, str]:
@@ -668,7 +599,7 @@ class PieceBPE:
         self._id_to_token = id_to_token
         self._merges = merge_list
         self._merge_map = merge_map
-        self._sp: _SPTables | None = None
+        self._sp: SentencePieceTables | None = None
         self.unk_token = unk_token
         self.continuing_subword_prefix = continuing_subword_prefix
         self.end_of_word_suffix = end_of_word_suffix
@@ -700,8 +631,8 @@ class PieceBPE:
         """
         pieces = list(pieces)
         if types is None:
-            types = [SP_UNKNOWN if p == "<unk>" else SP_NORMAL for p in pieces]
-        sp = _SPTables(pieces, list(scores), list(types), bool(byte_fallback))
+            types = [PieceType.UNKNOWN if p == "<unk>" else PieceType.NORMAL for p in pieces]
+        sp = SentencePieceTables(pieces, list(scores), list(types), bool(byte_fallback))
         self = cls.__new__(cls)
         self._vocab = {}
         for i, p in enumerate(pieces):
@@ -948,145 +879,10 @@ class PieceBPE:
                     heapq.heappush(heap, (m[0], k, m[1]))
         return [(ids[k], syms[k][1], ends[k]) for k in range(n) if alive[k]]
 
-    # SentencePiece semantics ----------------------------------------------
+    # SentencePiece semantics (tokenforge.sentencepiece.bpe) ----------------
     def _sp_tokenize(self, text: str, p: float, rng) -> list[tuple[int, int, int]]:
-        sp = self._sp
-        assert sp is not None
-        bigrams = sp.bigrams
-        if p > 0.0 or bigrams is None or WS not in text[1:]:
-            return self._sp_merge(text, p, rng)
-        # encode the parts between "x▁" boundaries that no piece spans, each once (cached)
-        cache = self._cache
-        fuse = sp.byte_ids is None
-        unk_id = sp.unk_id
-        out: list[tuple[int, int, int]] = []
-        start = 0
-        n = len(text)
-        find = text.find
-        while start < n:
-            i = find(WS, start + 1)
-            while i != -1 and text[i - 1 : i + 1] in bigrams:
-                i = find(WS, i + 1)
-            end = n if i == -1 else i
-            part = text[start:end]
-            toks = cache.get(part)
-            if toks is None:
-                toks = self._sp_merge(part, 0.0, None)
-                if len(cache) >= _CACHE_SIZE:
-                    cache.clear()
-                cache[part] = toks
-            k = 0
-            if fuse and out and toks[0][0] == unk_id and out[-1][0] == unk_id:
-                out[-1] = (unk_id, out[-1][1], start + toks[0][2])
-                k = 1
-            for t in toks[k:]:
-                out.append((t[0], t[1] + start, t[2] + start))
-            start = end
-        return out
-
-    def _sp_merge(self, text: str, p: float, rng) -> list[tuple[int, int, int]]:
-        sp = self._sp
-        assert sp is not None
-        pieces = sp.pieces
-        scores = sp.scores
-        types = sp.types
-        n = len(text)
-        # split into symbols: user-defined pieces (longest match) or one character
-        starts: list[int] = []
-        ends: list[int] = []
-        frozen: list[bool] = []
-        if sp.user_max:
-            ud = sp.user_defined
-            pos = 0
-            while pos < n:
-                size = 1
-                hit = False
-                for size_try in range(min(sp.user_max, n - pos), 0, -1):
-                    if text[pos : pos + size_try] in ud:
-                        size = size_try
-                        hit = True
-                        break
-                starts.append(pos)
-                ends.append(pos + size)
-                frozen.append(hit)
-                pos += size
-        else:
-            starts = list(range(n))
-            ends = list(range(1, n + 1))
-            frozen = [False] * n
-        m = len(starts)
-        nxt = list(range(1, m + 1))
-        nxt[-1] = -1
-        prv = list(range(-1, m - 1))
-        alive = [True] * m
-        rev: dict[str, tuple[str, str]] = {}
-        heap: list[tuple[float, int, int, int]] = []
-        push = heapq.heappush
-
-        def add(left: int, right: int) -> None:
-            if left < 0 or right < 0 or frozen[left] or frozen[right]:
-                return
-            s = text[starts[left] : ends[right]]
-            i = pieces.get(s)
-            if i is None:
-                return
-            push(heap, (-scores[i], left, right, ends[right] - starts[left]))
-            if types[i] == SP_UNUSED:
-                rev[s] = (text[starts[left] : ends[left]], text[starts[right] : ends[right]])
-
-        for k in range(1, m):
-            add(k - 1, k)
-        skipped: list = []
-        rand = rng.random if p > 0.0 else None
-        while heap:
-            top = heapq.heappop(heap)
-            _, left, right, size = top
-            if not alive[left] or not alive[right] or ends[right] - starts[left] != size or nxt[left] != right:
-                continue
-            if rand is not None and rand() < p:
-                skipped.append(top)
-                continue
-            for s in skipped:
-                push(heap, s)
-            skipped.clear()
-            ends[left] = ends[right]
-            alive[right] = False
-            r2 = nxt[right]
-            nxt[left] = r2
-            if r2 != -1:
-                prv[r2] = left
-            add(prv[left], left)
-            add(left, r2)
-
-        out: list[tuple[int, int, int]] = []
-        unk_id = sp.unk_id
-        byte_ids = sp.byte_ids
-        prev_unk = False
-
-        def emit(w: str, start: int) -> None:
-            nonlocal prev_unk
-            i = sp.piece_to_id(w)
-            if types[i] == SP_UNUSED and w in rev:
-                a, b = rev[w]
-                emit(a, start)
-                emit(b, start + len(a))
-                return
-            end = start + len(w)
-            is_unk = i == unk_id
-            if is_unk and byte_ids is not None:
-                for byte in w.encode("utf-8", "surrogatepass"):
-                    out.append((byte_ids[byte], start, end))
-            elif is_unk and prev_unk:
-                out[-1] = (unk_id, out[-1][1], end)
-            else:
-                out.append((i, start, end))
-            prev_unk = is_unk
-
-        k = 0
-        while k != -1:
-            emit(text[starts[k] : ends[k]], starts[k])
-            k = nxt[k]
-        return out
+        assert self._sp is not None
+        return sp_tokenize(self._sp, text, p, rng, self._cache)
 
     # -- serialization ---------------------------------------------------------
     def to_dict(self) -> dict:
@@ -1099,7 +895,7 @@ class PieceBPE:
                 "dropout": self.dropout,
                 "byte_fallback": self.byte_fallback,
                 "vocab": [
-                    [self._id_to_token[i], sp.scores[i], SP_TYPE_NAMES[sp.types[i]]] for i in range(len(sp.scores))
+                    [self._id_to_token[i], sp.scores[i], PieceType(sp.types[i]).name] for i in range(len(sp.scores))
                 ],
             }
         return {
@@ -1134,12 +930,12 @@ class PieceBPE:
                     or not isinstance(entry[0], str)
                     or isinstance(entry[1], bool)
                     or not isinstance(entry[1], (int, float))
-                    or entry[2] not in _SP_TYPE_BY_NAME
+                    or entry[2] not in PieceType.__members__
                 ):
                     raise FileFormatError(f"model.vocab[{n}] must be [piece, score, type name], got {entry!r}")
                 pieces.append(entry[0])
                 scores.append(float(entry[1]))
-                types.append(_SP_TYPE_BY_NAME[entry[2]])
+                types.append(int(PieceType[entry[2]]))
             return cls.from_sentencepiece(
                 pieces,
                 scores,

@@ -45,32 +45,22 @@ from __future__ import annotations
 
 import math
 import random
-import struct
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from .. import _native
 from ..errors import FileFormatError, UnknownTokenError
+from ..sentencepiece.constants import PieceType, byte_piece, f32
 
 #: Score of an unknown-character node below the lowest piece score (sentencepiece's kUnkPenalty).
 UNK_PENALTY = 10.0
 #: Viterbi rebases float path scores that pass +-1e5 (sentencepiece's kScoreResetThreshold).
 SCORE_RESET = 100000.0
 
-#: sentencepiece ``ModelProto.SentencePiece.Type`` values, by name.
-PIECE_TYPES = {"normal": 1, "unknown": 2, "control": 3, "user_defined": 4, "unused": 5, "byte": 6}
-NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
-
-_F32 = struct.Struct("<f")
+#: sentencepiece piece types by lower-case name (``"normal"`` -> 1), as ``types`` may spell them.
+_TYPE_BY_NAME = {t.name.lower(): int(t) for t in PieceType}
+_NORMAL, _USER_DEFINED = int(PieceType.NORMAL), int(PieceType.USER_DEFINED)
 _NINF = -math.inf
-
-
-def f32(x: float) -> float:
-    """``x`` rounded to the nearest 32-bit float (sentencepiece keeps scores as floats)."""
-    try:
-        return _F32.unpack(_F32.pack(x))[0]
-    except OverflowError:
-        return math.copysign(math.inf, x)
 
 
 def log_add(a: float, b: float) -> float:
@@ -80,11 +70,6 @@ def log_add(a: float, b: float) -> float:
     if b == _NINF:
         return a
     return a + math.log1p(math.exp(b - a)) if a > b else b + math.log1p(math.exp(a - b))
-
-
-def byte_piece(b: int) -> str:
-    """The byte-fallback piece of byte ``b``: ``<0x41>`` for 65."""
-    return f"<0x{b:02X}>"
 
 
 class Unigram:
@@ -137,9 +122,9 @@ class Unigram:
                 raise FileFormatError(f"types has {len(types)} entries for {len(plist)} pieces")
             tlist = []
             for n, t in enumerate(types):
-                t = PIECE_TYPES.get(t, t) if isinstance(t, str) else t
-                if t not in PIECE_TYPES.values():
-                    raise FileFormatError(f"type of piece {n} must be one of {sorted(PIECE_TYPES)}, got {types[n]!r}")
+                t = _TYPE_BY_NAME.get(t, t) if isinstance(t, str) else t
+                if t not in _TYPE_BY_NAME.values():
+                    raise FileFormatError(f"type of piece {n} must be one of {sorted(_TYPE_BY_NAME)}, got {types[n]!r}")
                 tlist.append(t)
         self._pieces = tuple(plist)
         self._scores = tuple(scores)
@@ -160,9 +145,9 @@ class Unigram:
             in_lattice = list(range(len(plist)))
             min_score = min(scores)
         else:
-            normal = [scores[i] for i, t in enumerate(tlist) if t == NORMAL]
+            normal = [scores[i] for i, t in enumerate(tlist) if t == _NORMAL]
             min_score = min(normal) if normal else 0.0
-            in_lattice = [i for i, t in enumerate(tlist) if t in (NORMAL, USER_DEFINED)]
+            in_lattice = [i for i, t in enumerate(tlist) if t in (_NORMAL, _USER_DEFINED)]
         # sentencepiece (a model with piece types) keeps scores and path sums in 32-bit
         # floats; HF tokenizers (no types) in doubles. Ties between segmentations are
         # common, and float rounding decides them, so each gets its own arithmetic.
@@ -178,7 +163,7 @@ class Unigram:
         lattice_score = list(node_score)
         if tlist is not None:
             for i, t in enumerate(tlist):
-                if t == USER_DEFINED:  # sentencepiece: 0.1 per extra byte (char in the lattice), always preferred
+                if t == _USER_DEFINED:  # sentencepiece: 0.1 per extra byte (char in the lattice), always preferred
                     node_score[i] = f32(0.1 * (len(plist[i].encode("utf-8", "surrogatepass")) - 1))
                     lattice_score[i] = f32(0.1 * (len(plist[i]) - 1))
         self._node_score = tuple(node_score)
@@ -186,7 +171,7 @@ class Unigram:
         exact = list(scores)
         if tlist is not None:
             for i, t in enumerate(tlist):
-                if t == USER_DEFINED:
+                if t == _USER_DEFINED:
                     exact[i] = lattice_score[i]
         self._exact_score = tuple(exact)
         self._exact_unk = (min(scores) if tlist is None else (min(normal) if normal else 0.0)) - UNK_PENALTY
@@ -214,7 +199,7 @@ class Unigram:
 
     @property
     def types(self) -> tuple[int, ...] | None:
-        """sentencepiece piece type of each id (see :data:`PIECE_TYPES`), or ``None``."""
+        """sentencepiece piece type of each id (:class:`~tokenforge.sentencepiece.constants.PieceType` values), or ``None``."""
         return self._types
 
     @property

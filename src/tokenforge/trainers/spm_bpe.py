@@ -55,106 +55,18 @@ the same.
 from __future__ import annotations
 
 import heapq
-import struct
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 
-import numpy as np
 
 from .. import _native
 from ..errors import SpecialTokenError, TrainingError
-from ..models.bpe import (
-    SP_BYTE,
-    SP_CONTROL,
-    SP_NORMAL,
-    SP_UNKNOWN,
-    PieceBPE,
-    byte_piece,
-)
+from ..models.bpe import PieceBPE
+from ..sentencepiece.constants import SPACE, PieceType, byte_piece, f32
 from ..specials import check_special_list
 from .bpe import _progress
+from .coverage import count_chars, required_chars, script_of
 
-__all__ = ["SentencePieceBPETrainer", "required_chars"]
-
-WS = "\u2581"  # ▁
-
-# Unicode scripts known to the ``regex`` module; one alternation with a named
-# group per script gives a character's script as ``match.lastgroup``.
-_SCRIPTS = (
-    "Latin Han Hiragana Katakana Hangul Cyrillic Greek Arabic Hebrew Devanagari Thai Common Inherited "
-    "Adlam Ahom Anatolian_Hieroglyphs Armenian Avestan Balinese Bamum Bassa_Vah Batak Bengali Bhaiksuki "
-    "Bopomofo Brahmi Braille Buginese Buhid Canadian_Aboriginal Carian Caucasian_Albanian Chakma Cham "
-    "Cherokee Chorasmian Coptic Cuneiform Cypriot Cypro_Minoan Deseret Dives_Akuru Dogra Duployan "
-    "Egyptian_Hieroglyphs Elbasan Elymaic Ethiopic Georgian Glagolitic Gothic Grantha Gujarati "
-    "Gunjala_Gondi Gurmukhi Hanifi_Rohingya Hanunoo Hatran Imperial_Aramaic Inscriptional_Pahlavi "
-    "Inscriptional_Parthian Javanese Kaithi Kannada Kawi Kayah_Li Kharoshthi Khitan_Small_Script Khmer "
-    "Khojki Khudawadi Lao Lepcha Limbu Linear_A Linear_B Lisu Lycian Lydian Mahajani Makasar Malayalam "
-    "Mandaic Manichaean Marchen Masaram_Gondi Medefaidrin Meetei_Mayek Mende_Kikakui Meroitic_Cursive "
-    "Meroitic_Hieroglyphs Miao Modi Mongolian Mro Multani Myanmar Nabataean Nag_Mundari Nandinagari "
-    "New_Tai_Lue Newa Nko Nushu Nyiakeng_Puachue_Hmong Ogham Ol_Chiki Old_Hungarian Old_Italic "
-    "Old_North_Arabian Old_Permic Old_Persian Old_Sogdian Old_South_Arabian Old_Turkic Old_Uyghur Oriya "
-    "Osage Osmanya Pahawh_Hmong Palmyrene Pau_Cin_Hau Phags_Pa Phoenician Psalter_Pahlavi Rejang Runic "
-    "Samaritan Saurashtra Sharada Shavian Siddham SignWriting Sinhala Sogdian Sora_Sompeng Soyombo "
-    "Sundanese Syloti_Nagri Syriac Tagalog Tagbanwa Tai_Le Tai_Tham Tai_Viet Takri Tamil Tangsa Tangut "
-    "Telugu Thaana Tibetan Tifinagh Tirhuta Toto Ugaritic Vai Vithkuqi Wancho Warang_Citi Yezidi Yi "
-    "Zanabazar_Square"
-).split()
-
-
-@lru_cache(maxsize=1)
-def _script_regex():
-    import regex
-
-    return regex.compile("|".join(rf"(?P<{s}>\p{{sc={s}}})" for s in _SCRIPTS))
-
-
-@lru_cache(maxsize=None)
-def _script(c: str) -> str:
-    """Script of ``c`` as sentencepiece's trainer sees it (Hiragana, Katakana
-    and U+30FC count as Han)."""
-    if c == "\u30fc":
-        return "Han"
-    m = _script_regex().match(c)
-    s = m.lastgroup if m else "Unknown"
-    return "Han" if s in ("Hiragana", "Katakana") else s
-
-
-def _f32(x: float) -> float:
-    return struct.unpack("<f", struct.pack("<f", x))[0]
-
-
-def required_chars(counts: Mapping[str, int], character_coverage: float) -> list[tuple[str, int]]:
-    """The alphabet: ``[(char, count), ...]`` most frequent first (ties by code
-    point), cut where ``character_coverage`` of all characters is covered.
-
-    >>> required_chars({"▁aab": 3, "▁c": 1}, 0.9)
-    [('a', 6), ('▁', 4), ('b', 3)]
-    """
-    for word in counts:
-        if " " in word:
-            raise TrainingError(f"pre-token {word!r} contains a space; escape spaces as '▁' first")
-    # words grouped by count: one vectorized count of the code points per distinct count
-    by_count: dict[int, list[str]] = {}
-    for word, c in counts.items():
-        by_count.setdefault(c, []).append(word)
-    chars: dict[str, int] = {}
-    for c, group in by_count.items():
-        cps = np.frombuffer("".join(group).encode("utf-32-le", "surrogatepass"), dtype="<u4")
-        found, n = np.unique(cps, return_counts=True)
-        for cp, k in zip(found.tolist(), n.tolist()):
-            ch = chr(cp)
-            chars[ch] = chars.get(ch, 0) + k * c
-    total = sum(chars.values())
-    target = _f32(character_coverage)
-    out: list[tuple[str, int]] = []
-    acc = 0
-    for ch, c in sorted(chars.items(), key=lambda kv: (-kv[1], kv[0])):
-        if total and _f32(acc / total) >= target:
-            break
-        acc += c
-        out.append((ch, c))
-    return out
-
+__all__ = ["SentencePieceBPETrainer"]
 
 class SentencePieceBPETrainer:
     """Settings for SentencePiece-style BPE; :meth:`train_from_counts` returns
@@ -219,11 +131,11 @@ class SentencePieceBPETrainer:
         for pos, c in enumerate(piece):
             if c in ("\u2585", "\0", " "):
                 return False
-            if c == WS:
+            if c == SPACE:
                 if pos > 0:
                     return False
                 continue
-            s: str | None = _script(c)
+            s: str | None = script_of(c)
             if s == "Inherited":
                 s = prev
             digit = c.isdecimal()
@@ -238,9 +150,9 @@ class SentencePieceBPETrainer:
 
     # -- training -------------------------------------------------------------------
     def _meta_pieces(self) -> list[tuple[str, int]]:
-        meta = [(self.unk_token, SP_UNKNOWN)] + [(t, SP_CONTROL) for t in self.special_tokens]
+        meta = [(self.unk_token, PieceType.UNKNOWN)] + [(t, PieceType.CONTROL) for t in self.special_tokens]
         if self.byte_fallback:
-            meta += [(byte_piece(b), SP_BYTE) for b in range(256)]
+            meta += [(byte_piece(b), PieceType.BYTE) for b in range(256)]
         return meta
 
     def train_from_counts(self, counts: Mapping[str, int]) -> PieceBPE:
@@ -255,7 +167,10 @@ class SentencePieceBPETrainer:
                 clean[w] = clean.get(w, 0) + c
         if not clean:
             raise TrainingError("no training data: every pre-token is empty or has count 0")
-        alphabet = required_chars(clean, self.character_coverage)
+        for word in clean:
+            if " " in word:
+                raise TrainingError(f"pre-token {word!r} contains a space; escape spaces as '▁' first")
+        alphabet = required_chars(count_chars(clean), self.character_coverage)
         meta = self._meta_pieces()
         n_merges = self.vocab_size - len(meta) - len(alphabet)
         if n_merges < 0:
@@ -275,8 +190,8 @@ class SentencePieceBPETrainer:
         final = merged + [ch for ch, _ in alphabet]
         for k, p in enumerate(final):
             pieces.append(p)
-            types.append(SP_NORMAL)
-            scores.append(_f32(-float(k)))
+            types.append(PieceType.NORMAL)
+            scores.append(f32(-float(k)))
         return PieceBPE.from_sentencepiece(pieces, scores, types, byte_fallback=self.byte_fallback)
 
     def _learn(self, counts: dict[str, int], alphabet: set[str], n_merges: int, taken: set[str]) -> list[str]:
@@ -292,9 +207,9 @@ class SentencePieceBPETrainer:
         scripts: list[int] = []
         flags: list[int] = []
         for ch in chars:
-            s = _script(ch)
+            s = script_of(ch)
             scripts.append(-1 if s == "Inherited" else script_ids.setdefault(s, len(script_ids)))
-            flags.append((ch in ("\u2585", "\0", " ")) | (ch == WS) << 1 | ch.isdecimal() << 2)
+            flags.append((ch in ("\u2585", "\0", " ")) | (ch == SPACE) << 1 | ch.isdecimal() << 2)
         with _progress(None if self.show_progress else False, n_merges, "merge", " pieces") as bar:
             ids = native.spm_bpe_learn(
                 list(counts), list(counts.values()), [ord(ch) for ch in chars], scripts, flags, sorted(taken),
@@ -435,9 +350,9 @@ class SentencePieceBPETrainer:
         remove_extra_whitespaces: bool = False,
     ):
         """A sentencepiece ``ModelProto`` for a model this trainer made, for
-        :func:`tokenforge.formats.sentencepiece.write_model` (by default identity
+        :func:`tokenforge.sentencepiece.proto.write_model` (by default identity
         normalization: the text is expected normalized already)."""
-        from ..formats.sentencepiece import ModelType, build_model_proto
+        from ..sentencepiece.proto import ModelType, build_model_proto
 
         if not model.is_sentencepiece:
             raise TrainingError("model_proto needs a SentencePiece-style PieceBPE")

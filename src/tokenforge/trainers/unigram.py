@@ -55,7 +55,6 @@ import os
 import sys
 import time
 import unicodedata
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -63,57 +62,23 @@ import numpy as np
 
 from .. import _native
 from ..errors import TrainingError
-from ..models.unigram import (
-    BYTE,
-    CONTROL,
-    NORMAL,
-    UNKNOWN,
-    Unigram,
-    byte_piece,
-    f32,
-)
+from ..models.unigram import Unigram
+from ..sentencepiece.constants import SPACE, UNK_CHAR, PieceType, byte_piece, f32
+from .coverage import SCRIPTS, count_chars, required_chars, script_of
 
-#: The character that replaces characters outside the required set (sentencepiece's kUNKChar).
-UNK_CHAR = "\u2585"
-#: The whitespace mark of SentencePiece-style pre-tokens.
-WS_CHAR = "\u2581"
 #: Pieces whose expected count falls below this are dropped in the M-step.
 EXPECTED_FREQUENCY_THRESHOLD = 0.5
 #: The E-step sums expected counts in units of 2^-24 (as integers: order-independent).
 FIXED_SCALE = float(1 << 24)
 
-_SCRIPTS = ["Latin", "Greek", "Cyrillic", "Armenian", "Hebrew", "Arabic", "Syriac", "Thaana", "Devanagari", "Bengali", "Gurmukhi", "Gujarati", "Oriya", "Tamil", "Telugu", "Kannada", "Malayalam", "Sinhala", "Thai", "Lao", "Tibetan", "Myanmar", "Georgian", "Hangul", "Ethiopic", "Cherokee", "Canadian_Aboriginal", "Ogham", "Runic", "Khmer", "Mongolian", "Hiragana", "Katakana", "Bopomofo", "Han", "Yi", "Tagalog", "Coptic", "Tifinagh", "Javanese", "Balinese", "Sundanese", "Vai", "Bamum", "Nko", "Samaritan", "Mandaic", "Common", "Inherited"]
-_SCRIPT_RE = None
+_INHERITED = -2  # takes the script of the character before
+_SCRIPT_IDS = {name: i for i, name in enumerate(SCRIPTS)}
 
 
 def _script_of(ch: str) -> int:
-    """Script id of a character; Hiragana, Katakana and U+30FC count as Han; -2 = Inherited."""
-    global _SCRIPT_RE
-    if _SCRIPT_RE is None:
-        import regex
-
-        _SCRIPT_RE = regex.compile("|".join(f"(?P<{s}>\\p{{Script={s}}})" for s in _SCRIPTS))
-    if ch == "\u30fc":
-        return _SCRIPTS.index("Han")
-    m = _SCRIPT_RE.match(ch)
-    name = m.lastgroup if m else None
-    if name in ("Hiragana", "Katakana"):
-        name = "Han"
-    if name == "Inherited":
-        return -2
-    if name is None:  # a script not listed: group by the first word of the character's name
-        return _other_script(ch)
-    return _SCRIPTS.index(name)
-
-
-_OTHER: dict[str, int] = {}
-
-
-def _other_script(ch: str) -> int:
-    key = unicodedata.name(ch, "?").split(" ")[0]
-    if key not in _OTHER:  # ids in order of first appearance; callers pass sorted characters
-        _OTHER[key] = 1000 + len(_OTHER)
-    return _OTHER[key]
+    """Script id of a character for the seed engines (:func:`.coverage.script_of`); -2 = Inherited."""
+    name = script_of(ch)
+    return _INHERITED if name == "Inherited" else _SCRIPT_IDS.get(name, len(SCRIPTS))
 
 
 def _is_decimal(ch: str) -> bool:
@@ -203,34 +168,23 @@ class UnigramTrainer:
     def _meta(self) -> tuple[list[str], list[int]]:
         """Pieces before the trained ones, with their sentencepiece types."""
         pieces = [self.unk_token]
-        types = [UNKNOWN]
+        types = [int(PieceType.UNKNOWN)]
         for t in self.special_tokens:
             if t != self.unk_token:
                 pieces.append(t)
-                types.append(CONTROL)
+                types.append(int(PieceType.CONTROL))
         if self.byte_fallback:
             for b in range(256):
                 p = byte_piece(b)
                 if p not in pieces:
                     pieces.append(p)
-                    types.append(BYTE)
+                    types.append(int(PieceType.BYTE))
         return pieces, types
 
-    def required_chars(self, words: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
-        """Characters that cover ``character_coverage`` of the text, most frequent first."""
-        return self._required(_char_counts(words))
-
     def _required(self, char_counts: Mapping[str, int]) -> list[tuple[str, int]]:
+        # spaces and kUNKChar are never alphabet characters (see :mod:`.coverage`)
         counts = {ch: k for ch, k in char_counts.items() if ch not in (" ", UNK_CHAR)}
-        total = sum(counts.values())
-        out = []
-        acc = 0
-        for ch, k in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            if total and acc / total >= self.character_coverage:
-                break
-            acc += k
-            out.append((ch, k))
-        return out
+        return required_chars(counts, self.character_coverage)
 
     def train_from_counts(self, counts: Mapping[str, int]) -> Unigram:
         """Train on ``{pre-token: frequency}`` (e.g. ``{"▁hello": 3}``) and return the model."""
@@ -247,7 +201,7 @@ class UnigramTrainer:
             raise TrainingError("cannot train a Unigram model on empty input: no pre-token with a positive count")
         # (the order of the words never changes the result: the sums are of integers)
         meta, meta_types = self._meta()
-        char_counts = _char_counts(words)
+        char_counts = count_chars(words)
         required = self._required(char_counts)
         minimum = len(required) + len(meta)
         if self.vocab_size < minimum:
@@ -299,24 +253,12 @@ class UnigramTrainer:
             bar.close()
         final = finalize([(strs[i], s) for i, s in zip(active.tolist(), scores.tolist())], required, target)
         all_pieces = [(p, 0.0) for p in meta] + [(p, f32(s)) for p, s in final]
-        types = meta_types + [NORMAL] * len(final)
+        types = meta_types + [int(PieceType.NORMAL)] * len(final)
         self.last_report = UnigramReport(len(required), len(seed), rounds, objective, time.perf_counter() - t0)
         return Unigram(all_pieces, unk_id=0, byte_fallback=self.byte_fallback, types=types, backend=self.backend)
 
 
 # -- the steps as functions (shared by both engines) ------------------------------------------------
-
-
-def _char_counts(words: Sequence[tuple[str, int]]) -> Counter:
-    """Occurrences of every character, weighted by word frequency."""
-    by_count: dict[int, list[str]] = {}
-    for w, c in words:
-        by_count.setdefault(c, []).append(w)
-    counts: Counter[str] = Counter()
-    for c, ws in by_count.items():  # one C-level count per distinct frequency
-        for ch, k in Counter("".join(ws)).items():
-            counts[ch] += k * c
-    return counts
 
 
 def seed_pieces(
@@ -336,7 +278,7 @@ def seed_pieces(
     keys = [ord(ch) for ch in chars]
     scripts = [_script_of(ch) for ch in chars]
     flags = bytes(
-        (1 if _is_decimal(ch) else 0) | (2 if ch in (" ", UNK_CHAR, "\x00") else 0) | (4 if ch == WS_CHAR else 0)
+        (1 if _is_decimal(ch) else 0) | (2 if ch in (" ", UNK_CHAR, "\x00") else 0) | (4 if ch == SPACE else 0)
         for ch in chars
     )
     if engine is None:
@@ -455,7 +397,7 @@ class _Python:
         """The model the E-step and pruning see: every piece matches text, unknowns at min - 10."""
         # Piece types: sentencepiece's float32 arithmetic, as the native engine uses.
         return Unigram([(self.strs[i], s) for i, s in zip(active.tolist(), scores.tolist())], unk_id=None,
-                       types=[NORMAL] * len(active), backend="python")
+                       types=[int(PieceType.NORMAL)] * len(active), backend="python")
 
     def seed(self, max_len, keys, scripts, flags, split_digits, split_by_script, limit) -> list[tuple[str, int]]:
         info = {chr(k): (s, f) for k, s, f in zip(keys, scripts, flags)}
