@@ -91,7 +91,7 @@ class Plan:
         pre = self.pre_tokenizer
         if pre is None:
             return [text]
-        return pre.split_text(text, first)
+        return pre.split(text, first)
 
     def encode_pieces(self, pieces: Sequence[str], out: list[int]) -> None:
         cache = self._cache

@@ -94,7 +94,7 @@ import binascii
 import lzma
 import sys
 import unicodedata
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from array import array
 from collections.abc import Iterable, Mapping
 from collections.abc import Sequence as _Seq
@@ -105,6 +105,7 @@ from typing import Any
 import regex
 
 from . import _native
+from ._component import Component, Registry
 from .errors import EncodeInputError, FileFormatError, UnknownEncodingError
 
 __all__ = [
@@ -116,6 +117,7 @@ __all__ = [
     "BertNormalizer",
     "Charsmap",
     "Identity",
+    "NORMALIZERS",
     "Lowercase",
     "NormalizedText",
     "Normalizer",
@@ -308,22 +310,19 @@ class NormalizedText:
 # ---------------------------------------------------------------------------
 # Base class and registry
 
-_REGISTRY: dict[str, type[Normalizer]] = {}
+#: The normalizers by the ``"type"`` of their serialized form.
+NORMALIZERS: Registry[Normalizer] = Registry("normalizer")
 
 
-class Normalizer(ABC):
+class Normalizer(Component):
     """Base class: ``normalize`` keeps the alignment, ``normalize_str`` is the fast path.
 
-    Subclasses set ``type_name`` (the ``"type"`` of the serialized form) and
-    implement both methods, which must give the same text.
+    Subclasses set ``type_name`` (the ``"type"`` of the serialized form, which
+    registers them in :data:`NORMALIZERS`) and implement ``normalize``; they may
+    override ``normalize_str`` with a faster path that gives the same text.
     """
 
-    type_name: str = ""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls.type_name:
-            _REGISTRY[cls.type_name] = cls
+    registry = NORMALIZERS
 
     @abstractmethod
     def normalize(self, nt: NormalizedText) -> NormalizedText:
@@ -402,18 +401,7 @@ def normalizer_from_dict(d: Mapping[str, Any] | None) -> Normalizer | None:
     >>> normalizer_from_dict(None) is None
     True
     """
-    if d is None:
-        return None
-    if not isinstance(d, Mapping):
-        raise FileFormatError(f"normalizer: expected a JSON object or null, got {type(d).__name__}")
-    if "type" not in d:
-        raise FileFormatError("normalizer: missing field 'type'")
-    cls = _REGISTRY.get(d["type"]) if isinstance(d["type"], str) else None
-    if cls is None:
-        raise FileFormatError(
-            f"normalizer: unknown 'type' {d['type']!r}; known: {', '.join(sorted(_REGISTRY))}"
-        )
-    return cls.from_dict(d)
+    return None if d is None else NORMALIZERS.from_dict(d)
 
 
 # ---------------------------------------------------------------------------

@@ -412,20 +412,14 @@ def _explain_pipeline(pipe: Any, text: str) -> Explanation:
         normalized_parts.append(normed)
         if not normed:
             continue
-        if pre is None:
-            pieces = [normed]
-        elif hasattr(pre, "split_text"):
-            pieces = pre.split_text(normed, start == 0)
-        else:
-            pieces = pre.split(normed)
+        pieces = [normed] if pre is None else pre.split(normed, start == 0)
         for piece in pieces:
             ids = [t[0] for t in model.tokenize(piece)]
             traces.append(PieceTrace(piece, ids, [token_bytes(pipe, i) for i in ids], whole=len(ids) == 1))
     ids = [i for t in traces for i in t.ids]
     pre_name = None
     if pre is not None:
-        d = pre.to_dict() if hasattr(pre, "to_dict") else {}
-        pre_name = d.get("type", type(pre).__name__)
+        pre_name = pre.to_dict().get("type", type(pre).__name__)
     return Explanation(
         tokenizer=_tokenizer_label(pipe),
         family=type(model).__name__,

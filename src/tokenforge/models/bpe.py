@@ -38,6 +38,7 @@ from .. import _native
 from .. import bytelevel as _bytelevel
 from ..encoding import utf8_char_starts
 from ..errors import EncodeInputError, FileFormatError, UnknownTokenError
+from .base import Model
 
 #: Ids are stored as 32-bit values (one value is reserved as "no token").
 MAX_ID = 2**32 - 1
@@ -143,7 +144,7 @@ def _merge_long(ranks: Mapping[bytes, int], piece: bytes, p: float = 0.0, rng=No
     return out
 
 
-class BPE:
+class BPE(Model):
     """A byte-level BPE model: token bytes with their ids (= merge ranks), and
     optionally the merges that produced them.
 
@@ -154,6 +155,7 @@ class BPE:
     """
 
     __slots__ = ("_vocab", "_ranks", "_merges")
+    type_name = "bpe"
 
     def __init__(
         self,
@@ -543,7 +545,7 @@ def _parse_merge(n: int, entry) -> tuple[str, str]:
     raise FileFormatError(f"model.merges[{n}] must be \"a b\" or [a, b], got {entry!r}")
 
 
-class PieceBPE:
+class PieceBPE(Model):
     """BPE over Unicode symbols with string pieces: HF tokenizers' ``BPE``
     model, and (through :meth:`from_sentencepiece`) SentencePiece's BPE.
 
@@ -617,6 +619,8 @@ class PieceBPE:
         "_cache",
         "_native",
     )
+    type_name = "BPE"
+    type_aliases = ("SentencePieceBPE",)
 
     def __init__(
         self,

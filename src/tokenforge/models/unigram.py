@@ -51,6 +51,7 @@ from types import MappingProxyType
 
 from .. import _native
 from ..errors import FileFormatError, UnknownTokenError
+from .base import Model
 
 #: Score of an unknown-character node below the lowest piece score (sentencepiece's kUnkPenalty).
 UNK_PENALTY = 10.0
@@ -87,7 +88,7 @@ def byte_piece(b: int) -> str:
     return f"<0x{b:02X}>"
 
 
-class Unigram:
+class Unigram(Model):
     """A Unigram model: pieces with log-probability scores.
 
     ``pieces`` is the list of ``(piece, score)``; a piece's id is its index.
@@ -104,6 +105,8 @@ class Unigram:
     >>> m.encode_piece("abxyb")    # unknown characters merge into one <unk>
     [3, 0, 2]
     """
+
+    type_name = "Unigram"
 
     def __init__(
         self,

@@ -32,6 +32,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import FileFormatError, UnknownTokenError
+from .base import Model
 
 #: Ids are stored as 32-bit values, as in the rest of tokenforge.
 MAX_ID = 2**32 - 1
@@ -52,7 +53,7 @@ def _prefix_table(items) -> dict[str, int]:
     return table
 
 
-class WordPiece:
+class WordPiece(Model):
     """A WordPiece model: ``{token: id}``, the unknown token, the prefix that
     marks a piece continuing a word, and the longest word it will split.
 
@@ -72,6 +73,7 @@ class WordPiece:
     """
 
     __slots__ = ("_first", "_ids", "_max_chars", "_next", "_prefix", "_unk_id", "_unk_token", "_vocab")
+    type_name = "WordPiece"
 
     def __init__(
         self,
