@@ -17,14 +17,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from ._component import Component, Registry
-from .errors import DecodeError, FileFormatError
+from .errors import ArgumentTypeError, DecodeError, FileFormatError, InvalidArgumentError
 
 _ERRORS = ("strict", "replace", "ignore", "backslashreplace", "surrogateescape")
 
 
 def check_errors(errors: str) -> None:
     if errors not in _ERRORS:
-        raise ValueError(f"errors must be one of {', '.join(_ERRORS)}; got {errors!r}")
+        raise InvalidArgumentError(f"errors must be one of {', '.join(_ERRORS)}; got {errors!r}")
 
 
 def bytes_to_text(data: bytes, errors: str = "replace") -> str:
@@ -76,7 +76,7 @@ class StreamDecoder:
     ) -> None:
         check_errors(errors)
         if (token_bytes is None) == (decode is None):
-            raise TypeError("StreamDecoder takes exactly one of token_bytes= and decode=")
+            raise ArgumentTypeError("StreamDecoder takes exactly one of token_bytes= and decode=")
         self._token_bytes = token_bytes
         self._decode = decode
         self._errors = errors
@@ -220,7 +220,7 @@ class Metaspace(Decoder):
 
     def __init__(self, replacement: str = "\u2581", prepend_scheme: str = "always", split: bool = True) -> None:
         if prepend_scheme not in ("always", "first", "never"):
-            raise ValueError(f"prepend_scheme must be 'always', 'first' or 'never'; got {prepend_scheme!r}")
+            raise InvalidArgumentError(f"prepend_scheme must be 'always', 'first' or 'never'; got {prepend_scheme!r}")
         self.replacement = replacement
         self.prepend_scheme = prepend_scheme
         self.split = bool(split)

@@ -106,7 +106,14 @@ import regex
 
 from . import _native
 from ._component import Component, Registry
-from .errors import EncodeInputError, FileFormatError, UnknownEncodingError
+from .errors import (
+    ArgumentTypeError,
+    EncodeInputError,
+    FileFormatError,
+    InvalidArgumentError,
+    InvalidSpanError,
+    UnknownEncodingError,
+)
 
 __all__ = [
     "NAMED_CHARSMAPS",
@@ -172,15 +179,15 @@ class NormalizedText:
             raise EncodeInputError(f"original must be str, got {type(original).__name__}")
         if normalized is None:
             if alignment is not None:
-                raise ValueError("alignment given without normalized text")
+                raise InvalidArgumentError("alignment given without normalized text")
             normalized = original
             alignment = tuple((i, i + 1) for i in range(len(original)))
         elif alignment is None:
-            raise ValueError("normalized text given without alignment")
+            raise InvalidArgumentError("normalized text given without alignment")
         else:
             alignment = tuple(alignment)
             if len(alignment) != len(normalized):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"alignment has {len(alignment)} spans for {len(normalized)} normalized characters"
                 )
         object.__setattr__(self, "_original", original)
@@ -220,7 +227,7 @@ class NormalizedText:
         """
         n = len(self._normalized)
         if not (0 <= start <= end <= n):
-            raise IndexError(f"slice [{start}, {end}) is outside the normalized text of length {n}")
+            raise InvalidSpanError(f"slice [{start}, {end}) is outside the normalized text of length {n}")
         al = self._alignment
         if start < end:
             return (al[start][0], al[end - 1][1])
@@ -743,11 +750,11 @@ class Replace(Normalizer):
             self.is_regex = True
             self._re = regex.compile(pattern.pattern)
         else:
-            raise TypeError(f"pattern must be a str or a compiled regex, got {type(pattern).__name__}")
+            raise ArgumentTypeError(f"pattern must be a str or a compiled regex, got {type(pattern).__name__}")
         if not isinstance(content, str):
-            raise TypeError(f"content must be a str, got {type(content).__name__}")
+            raise ArgumentTypeError(f"content must be a str, got {type(content).__name__}")
         if not self.is_regex and not pattern:
-            raise ValueError("Replace pattern must not be empty")
+            raise InvalidArgumentError("Replace pattern must not be empty")
         self.content = content
 
     def _matches(self, text: str) -> list[tuple[int, int, str]]:
@@ -816,7 +823,7 @@ class Prepend(Normalizer):
 
     def __init__(self, prepend: str) -> None:
         if not isinstance(prepend, str):
-            raise TypeError(f"prepend must be a str, got {type(prepend).__name__}")
+            raise ArgumentTypeError(f"prepend must be a str, got {type(prepend).__name__}")
         self.prepend = prepend
 
     def normalize(self, nt: NormalizedText) -> NormalizedText:
@@ -897,7 +904,7 @@ class Sequence(Normalizer):
         self.normalizers: tuple[Normalizer, ...] = tuple(normalizers)
         for n in self.normalizers:
             if not isinstance(n, Normalizer):
-                raise TypeError(f"Sequence takes normalizers, got {type(n).__name__}")
+                raise ArgumentTypeError(f"Sequence takes normalizers, got {type(n).__name__}")
 
     def normalize(self, nt: NormalizedText) -> NormalizedText:
         for n in self.normalizers:

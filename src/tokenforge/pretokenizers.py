@@ -21,7 +21,7 @@ from typing import Any
 import regex
 
 from ._component import Component, Registry
-from .errors import FileFormatError, UnknownEncodingError
+from .errors import ArgumentTypeError, FileFormatError, InvalidArgumentError, UnknownEncodingError
 
 GPT2_PATTERN = (
     r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
@@ -181,7 +181,7 @@ _BEHAVIOR_FROM_JSON = {v: k for k, v in _BEHAVIOR_JSON.items()}
 def _behavior(value: str) -> str:
     b = _BEHAVIOR_FROM_JSON.get(value, value)
     if b not in _BEHAVIORS:
-        raise ValueError(f"behavior must be one of {', '.join(_BEHAVIORS)}; got {value!r}")
+        raise InvalidArgumentError(f"behavior must be one of {', '.join(_BEHAVIORS)}; got {value!r}")
     return b
 
 
@@ -545,7 +545,7 @@ class CharDelimiterSplit(_CharClassSplit):
 
     def __init__(self, delimiter: str) -> None:
         if not isinstance(delimiter, str) or len(delimiter) != 1:
-            raise ValueError(f"delimiter must be one character, got {delimiter!r}")
+            raise InvalidArgumentError(f"delimiter must be one character, got {delimiter!r}")
         self.delimiter = delimiter
 
     def _is_delim(self, ch: str) -> bool:
@@ -598,9 +598,9 @@ class Metaspace(PreTokenizer):
 
     def __init__(self, replacement: str = "\u2581", prepend_scheme: str = "always", split: bool = True) -> None:
         if not isinstance(replacement, str) or len(replacement) != 1:
-            raise ValueError(f"replacement must be one character, got {replacement!r}")
+            raise InvalidArgumentError(f"replacement must be one character, got {replacement!r}")
         if prepend_scheme not in ("always", "first", "never"):
-            raise ValueError(f"prepend_scheme must be 'always', 'first' or 'never'; got {prepend_scheme!r}")
+            raise InvalidArgumentError(f"prepend_scheme must be 'always', 'first' or 'never'; got {prepend_scheme!r}")
         self.replacement = replacement
         self.prepend_scheme = prepend_scheme
         self.split_on_replacement = bool(split)
@@ -733,7 +733,7 @@ class Sequence(PreTokenizer):
         self.pretokenizers = tuple(pretokenizers)
         for p in self.pretokenizers:
             if not isinstance(p, PreTokenizer):
-                raise TypeError(f"Sequence takes pre-tokenizers, got {type(p).__name__}")
+                raise ArgumentTypeError(f"Sequence takes pre-tokenizers, got {type(p).__name__}")
 
     def pre_tokenize(self, text: str, first: bool = True) -> list[Piece]:
         if not text:

@@ -55,6 +55,7 @@ from .errors import (
     EncodeInputError,
     FileFormatError,
     InvalidArgumentError,
+    MissingDependencyError,
     SpecialTokenError,
     UnknownIdError,
     UnknownTokenError,
@@ -1087,7 +1088,7 @@ class Tokenizer:
         try:
             import tiktoken
         except ImportError:
-            raise ImportError("to_tiktoken() needs the tiktoken package: pip install tiktoken") from None
+            raise MissingDependencyError("to_tiktoken() needs the tiktoken package: pip install tiktoken") from None
         try:
             ranks = self.rank_model()
         except FileFormatError as exc:

@@ -29,6 +29,7 @@ Two demonstrations of seed 000 §5:
 
 from __future__ import annotations
 
+from ..errors import EncodeInputError, InvalidArgumentError
 from ..models.bpe import BPE
 
 import heapq
@@ -343,7 +344,7 @@ def explain(tokenizer: Any, text: str) -> Explanation:
     (['hello', ' world'], [31373, 995])
     """
     if not isinstance(text, str):
-        raise TypeError(f"text must be str, got {type(text).__name__}")
+        raise EncodeInputError(f"text must be str, got {type(text).__name__}")
     if isinstance(tokenizer.model, BPE):
         ex = _explain_byte_level(tokenizer, text)
     else:
@@ -509,7 +510,7 @@ def indent_costs(
     for spec in encodings:
         label, tok, _pre = _resolve(spec)
         if tok is None:
-            raise ValueError(f"{spec!r} has no ranks in tokenforge; pass a tokenizer")
+            raise InvalidArgumentError(f"{spec!r} has no ranks in tokenforge; pass a tokenizer")
         base = len(tok.encode_ordinary(before + line + "\n"))
         costs = []
         shown = []

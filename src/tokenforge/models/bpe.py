@@ -37,7 +37,7 @@ from typing import Any, Mapping, Sequence
 from .. import _native
 from .. import bytelevel as _bytelevel
 from ..encoding import utf8_char_starts
-from ..errors import EncodeInputError, FileFormatError, UnknownTokenError
+from ..errors import EncodeInputError, FileFormatError, InvalidArgumentError, UnknownTokenError
 from .base import Model
 
 #: Ids are stored as 32-bit values (one value is reserved as "no token").
@@ -431,7 +431,7 @@ class _RanksBelow:
     def __getitem__(self, key: bytes) -> int:
         r = self.get(key)
         if r is None:
-            raise KeyError(key)
+            raise UnknownTokenError(key)
         return r
 
 
@@ -446,8 +446,8 @@ def _merge_dropout_bytes(ranks: Mapping[bytes, int], piece: bytes, p: float, rng
     return _merge_long(ranks, piece, p, rng)
 
 
-def _check_dropout(dropout, error: type = EncodeInputError) -> float:
-    """``dropout`` as a float in [0, 1] (``None`` is 0); ``error`` otherwise."""
+def _check_dropout(dropout, error: type = InvalidArgumentError) -> float:
+    """``dropout`` as a float in [0, 1] (``None`` is 0); :class:`InvalidArgumentError` otherwise."""
     if dropout is None:
         return 0.0
     if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
@@ -669,7 +669,7 @@ class PieceBPE(Model):
         self.fuse_unk = bool(fuse_unk)
         self.byte_fallback = bool(byte_fallback)
         self.ignore_merges = bool(ignore_merges)
-        self.dropout = None if dropout is None else _check_dropout(dropout, FileFormatError)
+        self.dropout = None if dropout is None else _check_dropout(dropout)
         self.seed = seed
         self._rng = random.Random(seed)
         self._cache: dict[str, list[tuple[int, int, int]]] = {}

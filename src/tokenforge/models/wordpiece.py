@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ..errors import FileFormatError, UnknownTokenError
+from ..errors import ArgumentTypeError, FileFormatError, InvalidArgumentError, UnknownTokenError
 from .base import Model
 
 #: Ids are stored as 32-bit values, as in the rest of tokenforge.
@@ -83,9 +83,9 @@ class WordPiece(Model):
         max_input_chars_per_word: int = 100,
     ) -> None:
         if not isinstance(unk_token, str):
-            raise TypeError(f"unk_token must be a str, got {type(unk_token).__name__}")
+            raise ArgumentTypeError(f"unk_token must be a str, got {type(unk_token).__name__}")
         if not isinstance(continuing_subword_prefix, str):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"continuing_subword_prefix must be a str, got {type(continuing_subword_prefix).__name__}"
             )
         if (
@@ -93,7 +93,7 @@ class WordPiece(Model):
             or isinstance(max_input_chars_per_word, bool)
             or max_input_chars_per_word < 0
         ):
-            raise ValueError(f"max_input_chars_per_word must be an int >= 0, got {max_input_chars_per_word!r}")
+            raise InvalidArgumentError(f"max_input_chars_per_word must be an int >= 0, got {max_input_chars_per_word!r}")
         clean: dict[str, int] = {}
         ids: dict[int, str] = {}
         for tok, i in vocab.items():
