@@ -1153,6 +1153,7 @@ class PieceBPE(Model):
             v = data.get(key)
             if v is not None and not isinstance(v, str):
                 raise FileFormatError(f"model.{key} must be a string or null, got {v!r}")
+        _check_dropout(data.get("dropout"), FileFormatError)  # a bad file, not a bad argument
         return cls(
             vocab,
             merges,
