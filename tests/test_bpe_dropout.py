@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenforge
-from tokenforge.errors import EncodeInputError
+from tokenforge.errors import InvalidArgumentError
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def test_dropout_keeps_special_tokens_whole(enc):
 
 
 def test_dropout_must_be_a_probability(enc):
-    with pytest.raises(EncodeInputError, match="dropout"):
+    with pytest.raises(InvalidArgumentError, match="dropout"):
         enc.encode("x", dropout=1.5)
 
 

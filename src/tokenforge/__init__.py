@@ -11,10 +11,13 @@ from __future__ import annotations
 from .decoders import StreamDecoder
 from .encodings import encoding_for_model, encoding_name_for_model, get_encoding, list_encodings
 from .errors import (
+    ArgumentTypeError,
     DecodeError,
     EncodeInputError,
     FileFormatError,
     InvalidArgumentError,
+    InvalidSpanError,
+    MissingDependencyError,
     SpecialTokenError,
     TokenforgeError,
     TokenizerFileNotFoundError,
@@ -42,12 +45,15 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AddedToken",
+    "ArgumentTypeError",
     "BPE",
     "BPETrainer",
     "DecodeError",
     "EncodeInputError",
     "FileFormatError",
     "InvalidArgumentError",
+    "InvalidSpanError",
+    "MissingDependencyError",
     "PATTERNS",
     "PieceBPE",
     "RegexSplit",

@@ -1,14 +1,96 @@
-"""What every pipeline stage shares: equality, hashing and repr through its serialized form."""
+"""What every pipeline stage shares: equality, hashing and repr through its
+serialized form, and the one registry of ``"type"`` tags.
+
+Each stage has a :class:`Registry` (``NORMALIZERS``, ``PRE_TOKENIZERS``,
+``MODELS``, ``POST_PROCESSORS``, ``DECODERS``). A concrete stage joins its
+stage's registry by declaring the tag of its serialized form::
+
+    class NFC(Normalizer):
+        type_name = "NFC"
+
+and ``REGISTRY.from_dict(data)`` builds ``cls.from_dict(data)`` for the class
+registered under ``data["type"]``, raising :class:`~tokenforge.errors.FileFormatError`
+that names an unknown tag and lists the known ones.
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar, Generic, TypeVar
+
+from .errors import FileFormatError
+
+T = TypeVar("T")
 
 
-class Component(ABC):
-    """A pipeline stage (pre-tokenizer, post-processor, decoder) that is defined by
-    its ``to_dict()``: two stages are equal when they serialize equally."""
+class Registry(Generic[T]):
+    """The classes of one stage, by the ``"type"`` tag of their serialized form."""
+
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+        self._classes: dict[str, type[T]] = {}
+
+    def add(self, tag: str, cls: type[T]) -> type[T]:
+        """Register ``cls`` under ``tag`` (a later class with the same tag replaces it)."""
+        self._classes[tag] = cls
+        return cls
+
+    def lookup(self, tag: Any) -> type[T]:
+        """The class registered under ``tag``; :class:`FileFormatError` naming it otherwise."""
+        cls = self._classes.get(tag) if isinstance(tag, str) else None
+        if cls is None:
+            raise FileFormatError(f"unknown {self.stage} type {tag!r}; known: {', '.join(self.known())}")
+        return cls
+
+    def from_dict(self, data: Any) -> T:
+        """Build the stage serialized as ``data`` (HF tokenizer.json's shape)."""
+        if not isinstance(data, Mapping):
+            raise FileFormatError(f"{self.stage} must be a JSON object, got {type(data).__name__}")
+        if "type" not in data:
+            raise FileFormatError(f"{self.stage}: missing field 'type'")
+        return self.lookup(data["type"]).from_dict(data)  # type: ignore[attr-defined]
+
+    def known(self) -> list[str]:
+        """The registered tags, sorted."""
+        return sorted(self._classes)
+
+    def items(self) -> Iterator[tuple[str, type[T]]]:
+        return iter(sorted(self._classes.items()))
+
+    def __contains__(self, tag: object) -> bool:
+        return tag in self._classes
+
+    def __repr__(self) -> str:
+        return f"Registry({self.stage!r}, {self.known()})"
+
+
+class Registered:
+    """Mixin: a subclass that declares ``type_name`` (and optionally ``type_aliases``,
+    tags it is also read from) joins the ``registry`` of its stage's base class."""
+
+    __slots__ = ()
+    registry: ClassVar[Registry[Any] | None] = None
+    type_name: ClassVar[str] = ""
+    type_aliases: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.registry is not None and cls.type_name and "type_name" in cls.__dict__:
+            for tag in (cls.type_name, *cls.__dict__.get("type_aliases", ())):
+                cls.registry.add(tag, cls)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Any:
+        """Build from the serialized form (stages without parameters: ``cls()``)."""
+        return cls()
+
+
+class Component(Registered, ABC):
+    """A pipeline stage (normalizer, pre-tokenizer, post-processor, decoder) that is
+    defined by its ``to_dict()``: two stages are equal when they serialize equally."""
+
+    __slots__ = ()
 
     @abstractmethod
     def to_dict(self) -> dict[str, Any]:

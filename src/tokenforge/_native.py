@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
+from .errors import InvalidArgumentError, MissingDependencyError
+
 #: Named split patterns that have a native scanner, and its id in the core.
 SCANNERS = {"gpt2": 0, "cl100k": 1, "o200k": 2, "llama3": 3, "qwen": 4}
 BACKENDS = ("auto", "native", "python")
@@ -28,15 +30,15 @@ else:
 def core(backend: str = "auto") -> ModuleType | None:
     """The native module for ``backend``, or ``None`` for the Python path."""
     if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        raise InvalidArgumentError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if backend == "auto":
         backend = os.environ.get("TOKENFORGE_BACKEND", "auto")
         if backend not in BACKENDS:
-            raise ValueError(f"TOKENFORGE_BACKEND must be one of {', '.join(BACKENDS)}, got {backend!r}")
+            raise InvalidArgumentError(f"TOKENFORGE_BACKEND must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if backend == "python":
         return None
     if _core_module is None and backend == "native":
-        raise ImportError(f"the native core is not available: {_IMPORT_ERROR}")
+        raise MissingDependencyError(f"the native core is not available: {_IMPORT_ERROR}")
     return _core_module
 
 

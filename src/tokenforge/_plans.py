@@ -47,7 +47,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from . import _native, bytelevel, decoders, pretokenizers
-from .errors import FileFormatError
 from .models.bpe import BPE, PieceBPE, bpe_merge_bytes
 from .models.unigram import Unigram
 from .sentencepiece.constants import SPACE, PieceType
@@ -104,7 +103,7 @@ class Plan:
         pre = self.pre_tokenizer
         if pre is None:
             return [text]
-        return pre.split_text(text, first)
+        return pre.split(text, first)
 
     def encode_pieces(self, pieces: Sequence[str], out: list[int]) -> None:
         cache = self._cache

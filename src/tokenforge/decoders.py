@@ -16,15 +16,15 @@ from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from ._component import Component
-from .errors import DecodeError, FileFormatError
+from ._component import Component, Registry
+from .errors import ArgumentTypeError, DecodeError, FileFormatError, InvalidArgumentError
 
 _ERRORS = ("strict", "replace", "ignore", "backslashreplace", "surrogateescape")
 
 
 def check_errors(errors: str) -> None:
     if errors not in _ERRORS:
-        raise ValueError(f"errors must be one of {', '.join(_ERRORS)}; got {errors!r}")
+        raise InvalidArgumentError(f"errors must be one of {', '.join(_ERRORS)}; got {errors!r}")
 
 
 def bytes_to_text(data: bytes, errors: str = "replace") -> str:
@@ -76,7 +76,7 @@ class StreamDecoder:
     ) -> None:
         check_errors(errors)
         if (token_bytes is None) == (decode is None):
-            raise TypeError("StreamDecoder takes exactly one of token_bytes= and decode=")
+            raise ArgumentTypeError("StreamDecoder takes exactly one of token_bytes= and decode=")
         self._token_bytes = token_bytes
         self._decode = decode
         self._errors = errors
@@ -155,8 +155,18 @@ class StreamDecoder:
 # ---------------------------------------------------------------------------
 
 
+#: The decoders by the ``"type"`` of their serialized form.
+DECODERS: Registry[Decoder] = Registry("decoder")
+
+
 class Decoder(Component):
-    """Base class. ``decode(tokens) == "".join(decode_chain(tokens))``."""
+    """Base class. ``decode(tokens) == "".join(decode_chain(tokens))``.
+
+    Subclasses implement ``decode_chain`` and set ``type_name`` (the ``"type"`` of
+    the serialized form, which registers them in :data:`DECODERS`).
+    """
+
+    registry = DECODERS
 
     @abstractmethod
     def decode_chain(self, tokens: list[str]) -> list[str]:
@@ -175,6 +185,8 @@ class ByteLevel(Decoder):
     >>> ByteLevel().decode(["Hello", "Ġw", "Ã¶", "rld"])
     'Hello wörld'
     """
+
+    type_name = "ByteLevel"
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         from .bytelevel import unicode_to_bytes
@@ -204,9 +216,11 @@ class Metaspace(Decoder):
     'Hey  friend'
     """
 
+    type_name = "Metaspace"
+
     def __init__(self, replacement: str = "\u2581", prepend_scheme: str = "always", split: bool = True) -> None:
         if prepend_scheme not in ("always", "first", "never"):
-            raise ValueError(f"prepend_scheme must be 'always', 'first' or 'never'; got {prepend_scheme!r}")
+            raise InvalidArgumentError(f"prepend_scheme must be 'always', 'first' or 'never'; got {prepend_scheme!r}")
         self.replacement = replacement
         self.prepend_scheme = prepend_scheme
         self.split = bool(split)
@@ -221,6 +235,13 @@ class Metaspace(Decoder):
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Metaspace", "replacement": self.replacement, "prepend_scheme": self.prepend_scheme, "split": self.split}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Metaspace":
+        scheme = d.get("prepend_scheme")
+        if scheme is None:
+            scheme = "always" if d.get("add_prefix_space", True) else "never"
+        return cls(d.get("replacement", "\u2581"), scheme, bool(d.get("split", True)))
 
 
 _CLEANUPS = (
@@ -246,6 +267,8 @@ class WordPiece(Decoder):
     'unaffable !'
     """
 
+    type_name = "WordPiece"
+
     def __init__(self, prefix: str = "##", cleanup: bool = False) -> None:
         self.prefix = prefix
         self.cleanup = bool(cleanup)
@@ -260,6 +283,10 @@ class WordPiece(Decoder):
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "WordPiece", "prefix": self.prefix, "cleanup": self.cleanup}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "WordPiece":
+        return cls(d.get("prefix", "##"), bool(d.get("cleanup", False)))
 
 
 def byte_fallback_value(token: str) -> int | None:
@@ -279,6 +306,8 @@ class ByteFallback(Decoder):
     >>> ByteFallback().decode(["<0xE9>", "<0xBE>", "<0x98>", "!"])
     '龘!'
     """
+
+    type_name = "ByteFallback"
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         out: list[str] = []
@@ -313,6 +342,8 @@ class ByteFallback(Decoder):
 class Fuse(Decoder):
     """All tokens into one string."""
 
+    type_name = "Fuse"
+
     def decode_chain(self, tokens: list[str]) -> list[str]:
         return ["".join(tokens)]
 
@@ -322,6 +353,8 @@ class Fuse(Decoder):
 
 class Strip(Decoder):
     """Remove up to ``start`` copies of ``content`` from the left of each token and ``stop`` from the right."""
+
+    type_name = "Strip"
 
     def __init__(self, content: str = " ", start: int = 0, stop: int = 0) -> None:
         self.content, self.start, self.stop = content, int(start), int(stop)
@@ -342,9 +375,15 @@ class Strip(Decoder):
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Strip", "content": self.content, "start": self.start, "stop": self.stop}
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Strip":
+        return cls(d.get("content", " "), int(d.get("start", 0)), int(d.get("stop", 0)))
+
 
 class Replace(Decoder):
     """Replace a literal string (or regex) in each token."""
+
+    type_name = "Replace"
 
     def __init__(self, pattern: str, content: str, *, regex_pattern: bool = False) -> None:
         import regex
@@ -358,9 +397,21 @@ class Replace(Decoder):
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Replace", "pattern": {"Regex" if self.is_regex else "String": self.pattern}, "content": self.content}
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Replace":
+        pat = d.get("pattern")
+        if not isinstance(pat, Mapping) or not ({"String", "Regex"} & set(pat)):
+            raise FileFormatError("decoder 'Replace' needs pattern {'String': ...} or {'Regex': ...}")
+        if "content" not in d:
+            raise FileFormatError("decoder 'Replace' needs the field 'content'")
+        is_regex = "Regex" in pat
+        return cls(pat["Regex"] if is_regex else pat["String"], d["content"], regex_pattern=is_regex)
+
 
 class BPEDecoder(Decoder):
     """End-of-word suffix (``</w>``) back to a space (nothing after the last token)."""
+
+    type_name = "BPEDecoder"
 
     def __init__(self, suffix: str = "</w>") -> None:
         self.suffix = suffix
@@ -372,9 +423,15 @@ class BPEDecoder(Decoder):
     def to_dict(self) -> dict[str, Any]:
         return {"type": "BPEDecoder", "suffix": self.suffix}
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "BPEDecoder":
+        return cls(d.get("suffix", "</w>"))
+
 
 class CTC(Decoder):
     """CTC output: collapse repeats, drop the pad token, word delimiter -> space."""
+
+    type_name = "CTC"
 
     def __init__(self, pad_token: str = "<pad>", word_delimiter_token: str = "|", cleanup: bool = True) -> None:
         self.pad_token, self.word_delimiter_token, self.cleanup = pad_token, word_delimiter_token, bool(cleanup)
@@ -395,6 +452,10 @@ class CTC(Decoder):
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "CTC", "pad_token": self.pad_token, "word_delimiter_token": self.word_delimiter_token, "cleanup": self.cleanup}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "CTC":
+        return cls(d.get("pad_token", "<pad>"), d.get("word_delimiter_token", "|"), bool(d.get("cleanup", True)))
 
 
 def _bytes_to_text_per_byte(data: bytes) -> str:
@@ -419,6 +480,8 @@ class SentencePiece(Decoder):
     >>> SentencePiece().decode(["▁Hello", "▁wor", "ld", "<0xE9>", "<0xBE>", "<0x98>"])
     'Hello world龘'
     """
+
+    type_name = "SentencePiece"
 
     def __init__(
         self, add_dummy_prefix: bool = True, remove_extra_whitespaces: bool = True,
@@ -471,9 +534,18 @@ class SentencePiece(Decoder):
             **({"control": sorted(self.control)} if self.control else {}),
         }
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "SentencePiece":
+        return cls(
+            bool(d.get("add_dummy_prefix", True)), bool(d.get("remove_extra_whitespaces", True)),
+            d.get("unk_piece", "<unk>"), d.get("unk_surface", " \u2047 "), d.get("control") or (),
+        )
+
 
 class Sequence(Decoder):
     """Decoders applied one after another."""
+
+    type_name = "Sequence"
 
     def __init__(self, decoders) -> None:
         self.decoders = tuple(decoders)
@@ -486,52 +558,14 @@ class Sequence(Decoder):
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Sequence", "decoders": [d.to_dict() for d in self.decoders]}
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Sequence":
+        items = d.get("decoders")
+        if not isinstance(items, list):
+            raise FileFormatError("decoder 'Sequence' needs a list field 'decoders'")
+        return cls(DECODERS.from_dict(x) for x in items)
+
 
 def decoder_from_dict(data: Mapping[str, Any] | None) -> Decoder | None:
     """Rebuild a decoder from its HF tokenizer.json shape (``None`` stays ``None``)."""
-    if data is None:
-        return None
-    if not isinstance(data, Mapping):
-        raise FileFormatError(f"decoder must be an object, got {type(data).__name__}")
-    kind = data.get("type")
-    if kind == "ByteLevel":
-        return ByteLevel()
-    if kind == "Metaspace":
-        scheme = data.get("prepend_scheme")
-        if scheme is None:
-            scheme = "always" if data.get("add_prefix_space", True) else "never"
-        return Metaspace(data.get("replacement", "\u2581"), scheme, bool(data.get("split", True)))
-    if kind == "WordPiece":
-        return WordPiece(data.get("prefix", "##"), bool(data.get("cleanup", False)))
-    if kind == "ByteFallback":
-        return ByteFallback()
-    if kind == "Fuse":
-        return Fuse()
-    if kind == "Strip":
-        return Strip(data.get("content", " "), int(data.get("start", 0)), int(data.get("stop", 0)))
-    if kind == "Replace":
-        pat = data.get("pattern")
-        if not isinstance(pat, Mapping) or not ({"String", "Regex"} & set(pat)):
-            raise FileFormatError("decoder 'Replace' needs pattern {'String': ...} or {'Regex': ...}")
-        if "content" not in data:
-            raise FileFormatError("decoder 'Replace' needs the field 'content'")
-        is_regex = "Regex" in pat
-        return Replace(pat["Regex"] if is_regex else pat["String"], data["content"], regex_pattern=is_regex)
-    if kind == "BPEDecoder":
-        return BPEDecoder(data.get("suffix", "</w>"))
-    if kind == "CTC":
-        return CTC(data.get("pad_token", "<pad>"), data.get("word_delimiter_token", "|"), bool(data.get("cleanup", True)))
-    if kind == "SentencePiece":
-        return SentencePiece(
-            bool(data.get("add_dummy_prefix", True)), bool(data.get("remove_extra_whitespaces", True)),
-            data.get("unk_piece", "<unk>"), data.get("unk_surface", " \u2047 "), data.get("control") or (),
-        )
-    if kind == "Sequence":
-        items = data.get("decoders")
-        if not isinstance(items, list):
-            raise FileFormatError("decoder 'Sequence' needs a list field 'decoders'")
-        return Sequence(decoder_from_dict(x) for x in items)
-    raise FileFormatError(
-        f"unsupported decoder type {kind!r} (known: ByteLevel, Metaspace, WordPiece, ByteFallback, Fuse, "
-        "Strip, Replace, BPEDecoder, CTC, SentencePiece, Sequence)"
-    )
+    return None if data is None else DECODERS.from_dict(data)

@@ -54,13 +54,27 @@ class UnknownTokenError(TokenforgeError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-class EncodeInputError(TokenforgeError, TypeError):
+class ArgumentTypeError(TokenforgeError, TypeError):
+    """An argument has the wrong type (a stage that is not a tokenforge stage, a
+    string where a list of strings is expected)."""
+
+
+class EncodeInputError(ArgumentTypeError):
     """Something other than ``str`` was passed where text was expected."""
 
 
 class InvalidArgumentError(TokenforgeError, ValueError):
     """An argument has the right type but a value outside what the call accepts
     (a thread count of 0, an unknown dtype or format name, a probability above 1)."""
+
+
+class InvalidSpanError(InvalidArgumentError, IndexError):
+    """A ``(start, end)`` span that lies outside the text it indexes."""
+
+
+class MissingDependencyError(TokenforgeError, ImportError):
+    """An optional dependency (``tiktoken``, ``tokenizers``, ``numpy``) or the native
+    core is needed for the call but is not installed."""
 
 
 class DecodeError(TokenforgeError, UnicodeError):

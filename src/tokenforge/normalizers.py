@@ -92,7 +92,7 @@ from __future__ import annotations
 
 import base64
 import unicodedata
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Iterable, Mapping
 from collections.abc import Sequence as _Seq
 from functools import cache
@@ -100,7 +100,14 @@ from typing import Any
 
 import regex
 
-from .errors import EncodeInputError, FileFormatError
+from ._component import Component, Registry
+from .errors import (
+    ArgumentTypeError,
+    EncodeInputError,
+    FileFormatError,
+    InvalidArgumentError,
+    InvalidSpanError,
+)
 from .sentencepiece.charsmap import NAMED_CHARSMAPS, Charsmap, decode_charsmap_field
 
 __all__ = [
@@ -112,6 +119,7 @@ __all__ = [
     "BertNormalizer",
     "Charsmap",
     "Identity",
+    "NORMALIZERS",
     "Lowercase",
     "NormalizedText",
     "Normalizer",
@@ -165,15 +173,15 @@ class NormalizedText:
             raise EncodeInputError(f"original must be str, got {type(original).__name__}")
         if normalized is None:
             if alignment is not None:
-                raise ValueError("alignment given without normalized text")
+                raise InvalidArgumentError("alignment given without normalized text")
             normalized = original
             alignment = tuple((i, i + 1) for i in range(len(original)))
         elif alignment is None:
-            raise ValueError("normalized text given without alignment")
+            raise InvalidArgumentError("normalized text given without alignment")
         else:
             alignment = tuple(alignment)
             if len(alignment) != len(normalized):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"alignment has {len(alignment)} spans for {len(normalized)} normalized characters"
                 )
         object.__setattr__(self, "_original", original)
@@ -213,7 +221,7 @@ class NormalizedText:
         """
         n = len(self._normalized)
         if not (0 <= start <= end <= n):
-            raise IndexError(f"slice [{start}, {end}) is outside the normalized text of length {n}")
+            raise InvalidSpanError(f"slice [{start}, {end}) is outside the normalized text of length {n}")
         al = self._alignment
         if start < end:
             return (al[start][0], al[end - 1][1])
@@ -303,22 +311,19 @@ class NormalizedText:
 # ---------------------------------------------------------------------------
 # Base class and registry
 
-_REGISTRY: dict[str, type[Normalizer]] = {}
+#: The normalizers by the ``"type"`` of their serialized form.
+NORMALIZERS: Registry[Normalizer] = Registry("normalizer")
 
 
-class Normalizer(ABC):
+class Normalizer(Component):
     """Base class: ``normalize`` keeps the alignment, ``normalize_str`` is the fast path.
 
-    Subclasses set ``type_name`` (the ``"type"`` of the serialized form) and
-    implement both methods, which must give the same text.
+    Subclasses set ``type_name`` (the ``"type"`` of the serialized form, which
+    registers them in :data:`NORMALIZERS`) and implement ``normalize``; they may
+    override ``normalize_str`` with a faster path that gives the same text.
     """
 
-    type_name: str = ""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls.type_name:
-            _REGISTRY[cls.type_name] = cls
+    registry = NORMALIZERS
 
     @abstractmethod
     def normalize(self, nt: NormalizedText) -> NormalizedText:
@@ -397,18 +402,7 @@ def normalizer_from_dict(d: Mapping[str, Any] | None) -> Normalizer | None:
     >>> normalizer_from_dict(None) is None
     True
     """
-    if d is None:
-        return None
-    if not isinstance(d, Mapping):
-        raise FileFormatError(f"normalizer: expected a JSON object or null, got {type(d).__name__}")
-    if "type" not in d:
-        raise FileFormatError("normalizer: missing field 'type'")
-    cls = _REGISTRY.get(d["type"]) if isinstance(d["type"], str) else None
-    if cls is None:
-        raise FileFormatError(
-            f"normalizer: unknown 'type' {d['type']!r}; known: {', '.join(sorted(_REGISTRY))}"
-        )
-    return cls.from_dict(d)
+    return None if d is None else NORMALIZERS.from_dict(d)
 
 
 # ---------------------------------------------------------------------------
@@ -750,11 +744,11 @@ class Replace(Normalizer):
             self.is_regex = True
             self._re = regex.compile(pattern.pattern)
         else:
-            raise TypeError(f"pattern must be a str or a compiled regex, got {type(pattern).__name__}")
+            raise ArgumentTypeError(f"pattern must be a str or a compiled regex, got {type(pattern).__name__}")
         if not isinstance(content, str):
-            raise TypeError(f"content must be a str, got {type(content).__name__}")
+            raise ArgumentTypeError(f"content must be a str, got {type(content).__name__}")
         if not self.is_regex and not pattern:
-            raise ValueError("Replace pattern must not be empty")
+            raise InvalidArgumentError("Replace pattern must not be empty")
         self.content = content
 
     def _matches(self, text: str) -> list[tuple[int, int, str]]:
@@ -823,7 +817,7 @@ class Prepend(Normalizer):
 
     def __init__(self, prepend: str) -> None:
         if not isinstance(prepend, str):
-            raise TypeError(f"prepend must be a str, got {type(prepend).__name__}")
+            raise ArgumentTypeError(f"prepend must be a str, got {type(prepend).__name__}")
         self.prepend = prepend
 
     def normalize(self, nt: NormalizedText) -> NormalizedText:
@@ -904,7 +898,7 @@ class Sequence(Normalizer):
         self.normalizers: tuple[Normalizer, ...] = tuple(normalizers)
         for n in self.normalizers:
             if not isinstance(n, Normalizer):
-                raise TypeError(f"Sequence takes normalizers, got {type(n).__name__}")
+                raise ArgumentTypeError(f"Sequence takes normalizers, got {type(n).__name__}")
 
     def normalize(self, nt: NormalizedText) -> NormalizedText:
         for n in self.normalizers:

@@ -19,16 +19,25 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Iterable, Mapping
 from collections.abc import Sequence as Seq
-from dataclasses import dataclass, field
 from typing import Any
 
-from ._component import Component
+from ._component import Component, Registry
 from .encoding import Encoding
 from .errors import FileFormatError
 
 
+#: The post-processors by the ``"type"`` of their serialized form.
+POST_PROCESSORS: Registry[PostProcessor] = Registry("post_processor")
+
+
 class PostProcessor(Component):
-    """Base class: ``process(a, b, add_special_tokens) -> Encoding``; ``process_ids`` for ids only."""
+    """Base class: ``process(a, b, add_special_tokens) -> Encoding``; ``process_ids`` for ids only.
+
+    Subclasses implement ``_template`` (both methods follow it) and set ``type_name``
+    (the ``"type"`` of the serialized form, which registers them in :data:`POST_PROCESSORS`).
+    """
+
+    registry = POST_PROCESSORS
 
     def process(self, a: Encoding, b: Encoding | None = None, add_special_tokens: bool = True) -> Encoding:
         out = Encoding()
@@ -100,6 +109,8 @@ class TemplateProcessing(PostProcessor):
     [1, 10, 11, 2]
     """
 
+    type_name = "TemplateProcessing"
+
     def __init__(self, single, pair=None, special_tokens: Iterable[Any] = ()) -> None:
         self.single = self._parse(single, "single")
         self.pair = self._parse(pair if pair is not None else self._default_pair(single), "pair")
@@ -159,9 +170,17 @@ class TemplateProcessing(PostProcessor):
             },
         }
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "TemplateProcessing":
+        if "single" not in d:
+            raise FileFormatError("post_processor 'TemplateProcessing' needs the field 'single'")
+        return cls(d["single"], d.get("pair"), d.get("special_tokens", {}))
+
 
 class BertProcessing(PostProcessor):
     """``[CLS] A [SEP]`` and ``[CLS] A [SEP] B [SEP]`` with type ids 0 then 1."""
+
+    type_name = "BertProcessing"
 
     def __init__(self, sep: tuple[str, int] = ("[SEP]", 102), cls: tuple[str, int] = ("[CLS]", 101)) -> None:
         self.sep = (str(sep[0]), int(sep[1]))
@@ -176,9 +195,15 @@ class BertProcessing(PostProcessor):
     def to_dict(self) -> dict[str, Any]:
         return {"type": "BertProcessing", "sep": list(self.sep), "cls": list(self.cls)}
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "BertProcessing":
+        return cls(_pair_field(d, "sep"), _pair_field(d, "cls"))
+
 
 class RobertaProcessing(PostProcessor):
     """``<s> A </s>`` and ``<s> A </s> </s> B </s>``, all type id 0."""
+
+    type_name = "RobertaProcessing"
 
     def __init__(self, sep=("</s>", 2), cls=("<s>", 0), trim_offsets: bool = True, add_prefix_space: bool = True) -> None:
         self.sep = (str(sep[0]), int(sep[1]))
@@ -198,9 +223,18 @@ class RobertaProcessing(PostProcessor):
             "trim_offsets": self.trim_offsets, "add_prefix_space": self.add_prefix_space,
         }
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "RobertaProcessing":
+        return cls(
+            _pair_field(d, "sep"), _pair_field(d, "cls"),
+            bool(d.get("trim_offsets", True)), bool(d.get("add_prefix_space", True)),
+        )
+
 
 class ByteLevel(PostProcessor):
     """GPT-2's post-processor: adds nothing (it only trims offsets in HF)."""
+
+    type_name = "ByteLevel"
 
     def __init__(self, trim_offsets: bool = True, add_prefix_space: bool = True, use_regex: bool = True) -> None:
         self.trim_offsets, self.add_prefix_space, self.use_regex = bool(trim_offsets), bool(add_prefix_space), bool(use_regex)
@@ -211,9 +245,15 @@ class ByteLevel(PostProcessor):
     def to_dict(self) -> dict[str, Any]:
         return {"type": "ByteLevel", "add_prefix_space": self.add_prefix_space, "trim_offsets": self.trim_offsets, "use_regex": self.use_regex}
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ByteLevel":
+        return cls(bool(d.get("trim_offsets", True)), bool(d.get("add_prefix_space", True)), bool(d.get("use_regex", True)))
+
 
 class Sequence(PostProcessor):
     """Post-processors in turn; at most one of them may add tokens."""
+
+    type_name = "Sequence"
 
     def __init__(self, processors: Seq[PostProcessor]) -> None:
         self.processors = tuple(processors)
@@ -230,6 +270,13 @@ class Sequence(PostProcessor):
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Sequence", "processors": [p.to_dict() for p in self.processors]}
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Sequence":
+        items = d.get("processors")
+        if not isinstance(items, list):
+            raise FileFormatError("post_processor 'Sequence' needs a list field 'processors'")
+        return cls([POST_PROCESSORS.from_dict(x) for x in items])
+
 
 def _pair_field(d: Mapping[str, Any], key: str) -> tuple[str, int]:
     v = d.get(key)
@@ -240,30 +287,4 @@ def _pair_field(d: Mapping[str, Any], key: str) -> tuple[str, int]:
 
 def post_processor_from_dict(data: Mapping[str, Any] | None) -> PostProcessor | None:
     """Rebuild a post-processor from its HF tokenizer.json shape (``None`` stays ``None``)."""
-    if data is None:
-        return None
-    if not isinstance(data, Mapping):
-        raise FileFormatError(f"post_processor must be an object, got {type(data).__name__}")
-    kind = data.get("type")
-    if kind == "TemplateProcessing":
-        if "single" not in data:
-            raise FileFormatError("post_processor 'TemplateProcessing' needs the field 'single'")
-        return TemplateProcessing(data["single"], data.get("pair"), data.get("special_tokens", {}))
-    if kind == "BertProcessing":
-        return BertProcessing(_pair_field(data, "sep"), _pair_field(data, "cls"))
-    if kind == "RobertaProcessing":
-        return RobertaProcessing(
-            _pair_field(data, "sep"), _pair_field(data, "cls"),
-            bool(data.get("trim_offsets", True)), bool(data.get("add_prefix_space", True)),
-        )
-    if kind == "ByteLevel":
-        return ByteLevel(bool(data.get("trim_offsets", True)), bool(data.get("add_prefix_space", True)), bool(data.get("use_regex", True)))
-    if kind == "Sequence":
-        items = data.get("processors")
-        if not isinstance(items, list):
-            raise FileFormatError("post_processor 'Sequence' needs a list field 'processors'")
-        return Sequence([post_processor_from_dict(x) for x in items])
-    raise FileFormatError(
-        f"unsupported post_processor type {kind!r} (known: TemplateProcessing, BertProcessing, "
-        "RobertaProcessing, ByteLevel, Sequence)"
-    )
+    return None if data is None else POST_PROCESSORS.from_dict(data)

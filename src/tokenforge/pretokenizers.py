@@ -20,8 +20,8 @@ from typing import Any
 
 import regex
 
-from ._component import Component
-from .errors import FileFormatError, UnknownEncodingError
+from ._component import Component, Registry
+from .errors import ArgumentTypeError, FileFormatError, InvalidArgumentError, UnknownEncodingError
 
 GPT2_PATTERN = (
     r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
@@ -98,98 +98,6 @@ def resolve_pattern(pattern: str) -> tuple[str | None, str]:
             "Pass a regex with at least one non-word character to use a custom pattern."
         )
     return None, pattern
-
-
-class RegexSplit:
-    """Split text with a regex; every match is a piece, and so is every gap.
-
-    >>> RegexSplit("gpt2").split("Hello  world!")
-    ['Hello', ' ', ' world', '!']
-    """
-
-    __slots__ = ("_name", "_source", "_regex")
-
-    def __init__(self, pattern: str = "gpt2") -> None:
-        name, source = resolve_pattern(pattern)
-        try:
-            compiled = regex.compile(source)
-        except regex.error as exc:
-            raise UnknownEncodingError(f"invalid split pattern {source!r}: {exc}") from None
-        self._name = name
-        self._source = source
-        self._regex = compiled
-
-    @property
-    def name(self) -> str | None:
-        """The pattern's name, or ``None`` for a custom pattern."""
-        return self._name
-
-    @property
-    def pattern(self) -> str:
-        """The regex source."""
-        return self._source
-
-    def split(self, text: str) -> list[str]:
-        """Cut ``text`` into pieces whose concatenation is ``text``."""
-        pieces = self._regex.findall(text)
-        if sum(map(len, pieces)) == len(text):
-            return pieces
-        # The pattern skipped some text: keep each gap as a piece of its own.
-        out: list[str] = []
-        pos = 0
-        for m in self._regex.finditer(text):
-            if m.start() > pos:
-                out.append(text[pos : m.start()])
-            if m.end() > m.start():
-                out.append(m.group())
-            pos = m.end()
-        if pos < len(text):
-            out.append(text[pos:])
-        return out
-
-    def split_text(self, text: str, first: bool = True) -> list[str]:
-        """:meth:`split` (a regex split does not depend on where the text stands)."""
-        return self.split(text)
-
-    def pre_tokenize(self, text: str, first: bool = True) -> list["Piece"]:
-        """Pieces with their spans in ``text``."""
-        out = []
-        pos = 0
-        for s in self.split(text):
-            out.append(Piece(s, pos))
-            pos += len(s)
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "regex", "name": self._name, "pattern": self._source}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "RegexSplit":
-        if "pattern" not in data or not isinstance(data["pattern"], str):
-            raise FileFormatError("pre_tokenizer of type 'regex' needs a string field 'pattern'")
-        name = data.get("name")
-        if name is not None and name in PATTERNS and PATTERNS[name] != data["pattern"]:
-            raise FileFormatError(f"pre_tokenizer names pattern {name!r} but carries a different regex")
-        obj = cls.__new__(cls)
-        obj._name = name if name in PATTERNS else None
-        obj._source = data["pattern"]
-        try:
-            obj._regex = regex.compile(obj._source)
-        except regex.error as exc:
-            raise FileFormatError(f"pre_tokenizer pattern does not compile: {exc}") from None
-        return obj
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RegexSplit) and other._source == self._source
-
-    def __hash__(self) -> int:
-        return hash(self._source)
-
-    def __repr__(self) -> str:
-        return f"RegexSplit({self._name or self._source!r})"
-
-    def __reduce__(self):
-        return (RegexSplit.from_dict, (self.to_dict(),))
 
 
 # ---------------------------------------------------------------------------
@@ -273,7 +181,7 @@ _BEHAVIOR_FROM_JSON = {v: k for k, v in _BEHAVIOR_JSON.items()}
 def _behavior(value: str) -> str:
     b = _BEHAVIOR_FROM_JSON.get(value, value)
     if b not in _BEHAVIORS:
-        raise ValueError(f"behavior must be one of {', '.join(_BEHAVIORS)}; got {value!r}")
+        raise InvalidArgumentError(f"behavior must be one of {', '.join(_BEHAVIORS)}; got {value!r}")
     return b
 
 
@@ -325,43 +233,136 @@ def split_spans(length: int, matches: list[tuple[int, int]], behavior: str, inve
     return [(s, e) for s, e in out if e > s]
 
 
-class PreTokenizer(Component):
-    """Base class: ``split_pieces`` refines pieces; ``pre_tokenize_str`` is HF's view."""
+#: The pre-tokenizers by the ``"type"`` of their serialized form.
+PRE_TOKENIZERS: Registry[PreTokenizer] = Registry("pre_tokenizer")
 
-    @abstractmethod
-    def split_pieces(self, pieces: list[Piece]) -> list[Piece]:
-        """Cut each piece further (pieces keep their spans in the split text)."""
+
+class PreTokenizer(Component):
+    """Base class. :meth:`pre_tokenize` is the contract: text -> :class:`Piece` s
+    with their spans. :meth:`split` is its strings (a subclass may override it with
+    a faster path that gives the same strings).
+
+    Subclasses implement ``_split_pieces`` (cut each of some pieces further, which
+    is what :class:`Sequence` chains) and set ``type_name`` (the ``"type"`` of the
+    serialized form, which registers them in :data:`PRE_TOKENIZERS`).
+    """
+
+    registry = PRE_TOKENIZERS
 
     def pre_tokenize(self, text: str, first: bool = True) -> list[Piece]:
         """Pieces of ``text``; ``first`` says whether it starts the input (Metaspace "first")."""
         if not text:
             return []
-        root = Piece(text, 0)
-        return self._with_first(self.split_pieces([root]), first)
+        return self._split_pieces([Piece(text, 0)])
 
-    def _with_first(self, pieces: list[Piece], first: bool) -> list[Piece]:
-        return pieces
-
-    def split(self, text: str) -> list[str]:
-        """Piece strings of ``text`` (the fast path used for encoding ids)."""
-        return self.split_text(text, True)
-
-    def split_text(self, text: str, first: bool = True) -> list[str]:
-        """Piece strings of ``text``; ``first`` as in :meth:`pre_tokenize`."""
+    def split(self, text: str, first: bool = True) -> list[str]:
+        """Piece strings of ``text`` (``first`` as in :meth:`pre_tokenize`)."""
         return [p.text for p in self.pre_tokenize(text, first)]
 
     def pre_tokenize_str(self, text: str) -> list[tuple[str, tuple[int, int]]]:
-        """``[(piece, (start, end))]`` with offsets into ``text``, as HF's method of that name."""
+        """``[(piece, (start, end))]`` with offsets into ``text``: HF's method of that name."""
         return [(p.text, p.offsets) for p in self.pre_tokenize(text)]
+
+    @abstractmethod
+    def _split_pieces(self, pieces: list[Piece]) -> list[Piece]:
+        """Cut each piece further (pieces keep their spans in the split text)."""
 
     def __reduce__(self):
         return (pre_tokenizer_from_dict, (self.to_dict(),))
 
 
+class RegexSplit(PreTokenizer):
+    """Split text with a regex; every match is a piece, and so is every gap.
+
+    >>> RegexSplit("gpt2").split("Hello  world!")
+    ['Hello', ' ', ' world', '!']
+    """
+
+    type_name = "regex"
+
+    def __init__(self, pattern: str = "gpt2") -> None:
+        name, source = resolve_pattern(pattern)
+        try:
+            compiled = regex.compile(source)
+        except regex.error as exc:
+            raise UnknownEncodingError(f"invalid split pattern {source!r}: {exc}") from None
+        self._name = name
+        self._source = source
+        self._regex = compiled
+
+    @property
+    def name(self) -> str | None:
+        """The pattern's name, or ``None`` for a custom pattern."""
+        return self._name
+
+    @property
+    def pattern(self) -> str:
+        """The regex source."""
+        return self._source
+
+    def split(self, text: str, first: bool = True) -> list[str]:
+        """Cut ``text`` into pieces whose concatenation is ``text`` (``first`` does not matter)."""
+        pieces = self._regex.findall(text)
+        if sum(map(len, pieces)) == len(text):
+            return pieces
+        # The pattern skipped some text: keep each gap as a piece of its own.
+        out: list[str] = []
+        pos = 0
+        for m in self._regex.finditer(text):
+            if m.start() > pos:
+                out.append(text[pos : m.start()])
+            if m.end() > m.start():
+                out.append(m.group())
+            pos = m.end()
+        if pos < len(text):
+            out.append(text[pos:])
+        return out
+
+    def _split_pieces(self, pieces: list[Piece]) -> list[Piece]:
+        out: list[Piece] = []
+        for p in pieces:
+            pos = 0
+            for s in self.split(p.text):
+                out.append(p.sub(pos, pos + len(s)))
+                pos += len(s)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "regex", "name": self._name, "pattern": self._source}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "RegexSplit":
+        if "pattern" not in data or not isinstance(data["pattern"], str):
+            raise FileFormatError("pre_tokenizer of type 'regex' needs a string field 'pattern'")
+        name = data.get("name")
+        if name is not None and name in PATTERNS and PATTERNS[name] != data["pattern"]:
+            raise FileFormatError(f"pre_tokenizer names pattern {name!r} but carries a different regex")
+        obj = cls.__new__(cls)
+        obj._name = name if name in PATTERNS else None
+        obj._source = data["pattern"]
+        try:
+            obj._regex = regex.compile(obj._source)
+        except regex.error as exc:
+            raise FileFormatError(f"pre_tokenizer pattern does not compile: {exc}") from None
+        return obj
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RegexSplit) and other._source == self._source
+
+    def __hash__(self) -> int:
+        return hash(self._source)
+
+    def __repr__(self) -> str:
+        return f"RegexSplit({self._name or self._source!r})"
+
+    def __reduce__(self):
+        return (RegexSplit.from_dict, (self.to_dict(),))
+
+
 class _PieceByPiece(PreTokenizer):
     """A pre-tokenizer that cuts each piece on its own, without context."""
 
-    def split_pieces(self, pieces: list[Piece]) -> list[Piece]:
+    def _split_pieces(self, pieces: list[Piece]) -> list[Piece]:
         out: list[Piece] = []
         for p in pieces:
             out.extend(self._split_one(p))
@@ -385,6 +386,8 @@ class Split(_PieceByPiece):
     ['a', ' b', ' c']
     """
 
+    type_name = "Split"
+
     def __init__(self, pattern: str, behavior: str = "isolated", *, invert: bool = False, regex_pattern: bool = True) -> None:
         self.pattern = pattern
         self.is_regex = regex_pattern
@@ -399,7 +402,7 @@ class Split(_PieceByPiece):
         matches = [m.span() for m in self._re.finditer(piece.text)]
         return _cut(piece, split_spans(len(piece.text), matches, self.behavior, self.invert))
 
-    def split_text(self, text: str, first: bool = True) -> list[str]:
+    def split(self, text: str, first: bool = True) -> list[str]:
         if self.behavior == "merged_with_next" and not self.invert:
             # Each match starts a piece: cut before every non-empty match.
             cuts = [m.start() for m in self._re.finditer(text) if m.end() > m.start()]
@@ -454,12 +457,14 @@ class WhitespaceSplit(_PieceByPiece):
     ['a', 'b']
     """
 
+    type_name = "WhitespaceSplit"
+
     _re = regex.compile(f"[^{_WS_CLASS}]+")
 
     def _split_one(self, piece: Piece) -> list[Piece]:
         return [piece.sub(*m.span()) for m in self._re.finditer(piece.text)]
 
-    def split_text(self, text: str, first: bool = True) -> list[str]:
+    def split(self, text: str, first: bool = True) -> list[str]:
         return self._re.findall(text)
 
     def to_dict(self) -> dict[str, Any]:
@@ -473,12 +478,14 @@ class Whitespace(_PieceByPiece):
     ['Hey', 'friend', '!', 'How', 'are', 'you', '?!?']
     """
 
+    type_name = "Whitespace"
+
     _re = regex.compile(r"\w+|[^\w\s]+")
 
     def _split_one(self, piece: Piece) -> list[Piece]:
         return [piece.sub(*m.span()) for m in self._re.finditer(piece.text)]
 
-    def split_text(self, text: str, first: bool = True) -> list[str]:
+    def split(self, text: str, first: bool = True) -> list[str]:
         return self._re.findall(text)
 
     def to_dict(self) -> dict[str, Any]:
@@ -487,6 +494,8 @@ class Whitespace(_PieceByPiece):
 
 class Punctuation(_CharClassSplit):
     """Split off each punctuation character (BERT's definition), by ``behavior``."""
+
+    type_name = "Punctuation"
 
     def __init__(self, behavior: str = "isolated") -> None:
         self.behavior = _behavior(behavior)
@@ -497,6 +506,10 @@ class Punctuation(_CharClassSplit):
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Punctuation", "behavior": _BEHAVIOR_JSON[self.behavior]}
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Punctuation":
+        return cls(d.get("behavior", "Isolated"))
+
 
 class Digits(_CharClassSplit):
     """Split off digits: each one alone (``individual_digits``, Llama's ``split_digits``) or in runs.
@@ -504,6 +517,8 @@ class Digits(_CharClassSplit):
     >>> Digits(individual_digits=True).split("abc 2024")
     ['abc ', '2', '0', '2', '4']
     """
+
+    type_name = "Digits"
 
     def __init__(self, individual_digits: bool = False) -> None:
         self.individual_digits = bool(individual_digits)
@@ -516,15 +531,21 @@ class Digits(_CharClassSplit):
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Digits", "individual_digits": self.individual_digits}
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Digits":
+        return cls(bool(d.get("individual_digits", False)))
+
 
 class CharDelimiterSplit(_CharClassSplit):
     """Split on one delimiter character, dropping it."""
+
+    type_name = "CharDelimiterSplit"
 
     behavior = "removed"
 
     def __init__(self, delimiter: str) -> None:
         if not isinstance(delimiter, str) or len(delimiter) != 1:
-            raise ValueError(f"delimiter must be one character, got {delimiter!r}")
+            raise InvalidArgumentError(f"delimiter must be one character, got {delimiter!r}")
         self.delimiter = delimiter
 
     def _is_delim(self, ch: str) -> bool:
@@ -532,6 +553,10 @@ class CharDelimiterSplit(_CharClassSplit):
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "CharDelimiterSplit", "delimiter": self.delimiter}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "CharDelimiterSplit":
+        return cls(_field(d, "delimiter", str))
 
 
 class BertPreTokenizer(_PieceByPiece):
@@ -543,12 +568,14 @@ class BertPreTokenizer(_PieceByPiece):
     ['Hello', ',', 'world', '!', '!']
     """
 
+    type_name = "BertPreTokenizer"
+
     _re = regex.compile(f"[^{_WS_CLASS}{_PUNCT_CLASS}]+|[{_PUNCT_CLASS}]")
 
     def _split_one(self, piece: Piece) -> list[Piece]:
         return [piece.sub(*m.span()) for m in self._re.finditer(piece.text)]
 
-    def split_text(self, text: str, first: bool = True) -> list[str]:
+    def split(self, text: str, first: bool = True) -> list[str]:
         return self._re.findall(text)
 
     def to_dict(self) -> dict[str, Any]:
@@ -567,11 +594,13 @@ class Metaspace(PreTokenizer):
     ['Hey▁friend']
     """
 
+    type_name = "Metaspace"
+
     def __init__(self, replacement: str = "\u2581", prepend_scheme: str = "always", split: bool = True) -> None:
         if not isinstance(replacement, str) or len(replacement) != 1:
-            raise ValueError(f"replacement must be one character, got {replacement!r}")
+            raise InvalidArgumentError(f"replacement must be one character, got {replacement!r}")
         if prepend_scheme not in ("always", "first", "never"):
-            raise ValueError(f"prepend_scheme must be 'always', 'first' or 'never'; got {prepend_scheme!r}")
+            raise InvalidArgumentError(f"prepend_scheme must be 'always', 'first' or 'never'; got {prepend_scheme!r}")
         self.replacement = replacement
         self.prepend_scheme = prepend_scheme
         self.split_on_replacement = bool(split)
@@ -581,13 +610,13 @@ class Metaspace(PreTokenizer):
             return []
         return self._meta(Piece(text, 0), first)
 
-    def split_pieces(self, pieces: list[Piece]) -> list[Piece]:
+    def _split_pieces(self, pieces: list[Piece]) -> list[Piece]:
         out: list[Piece] = []
         for n, p in enumerate(pieces):
             out.extend(self._meta(p, n == 0 and p.offsets[0] == 0))
         return out
 
-    def split_text(self, text: str, first: bool = True) -> list[str]:
+    def split(self, text: str, first: bool = True) -> list[str]:
         if not text:
             return []
         rep = self.replacement
@@ -643,17 +672,14 @@ class ByteLevel(PreTokenizer):
     ['ĠHello', 'Ġ', 'ĠwÃ¶rld']
     """
 
+    type_name = "ByteLevel"
+
     def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True) -> None:
         self.add_prefix_space = bool(add_prefix_space)
         self.trim_offsets = bool(trim_offsets)
         self.use_regex = bool(use_regex)
 
-    def pre_tokenize(self, text: str, first: bool = True) -> list[Piece]:
-        if not text:
-            return []
-        return self.split_pieces([Piece(text, 0)])
-
-    def split_pieces(self, pieces: list[Piece]) -> list[Piece]:
+    def _split_pieces(self, pieces: list[Piece]) -> list[Piece]:
         from .bytelevel import bytes_to_unicode
 
         table = bytes_to_unicode()
@@ -683,6 +709,10 @@ class ByteLevel(PreTokenizer):
             "use_regex": self.use_regex,
         }
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ByteLevel":
+        return cls(bool(d.get("add_prefix_space", True)), bool(d.get("trim_offsets", True)), bool(d.get("use_regex", True)))
+
 
 @lru_cache(maxsize=64)
 def _compiled(source: str):
@@ -697,11 +727,13 @@ def _gpt2_regex():
 class Sequence(PreTokenizer):
     """Apply pre-tokenizers one after another, each to the pieces of the last."""
 
+    type_name = "Sequence"
+
     def __init__(self, pretokenizers: Iterable[PreTokenizer]) -> None:
         self.pretokenizers = tuple(pretokenizers)
         for p in self.pretokenizers:
             if not isinstance(p, PreTokenizer):
-                raise TypeError(f"Sequence takes pre-tokenizers, got {type(p).__name__}")
+                raise ArgumentTypeError(f"Sequence takes pre-tokenizers, got {type(p).__name__}")
 
     def pre_tokenize(self, text: str, first: bool = True) -> list[Piece]:
         if not text:
@@ -713,16 +745,20 @@ class Sequence(PreTokenizer):
             elif isinstance(p, Metaspace):
                 pieces = [q for k, piece in enumerate(pieces) for q in p._meta(piece, first and k == 0)]
             else:
-                pieces = p.split_pieces(pieces)
+                pieces = p._split_pieces(pieces)
         return pieces
 
-    def split_pieces(self, pieces: list[Piece]) -> list[Piece]:
+    def _split_pieces(self, pieces: list[Piece]) -> list[Piece]:
         for p in self.pretokenizers:
-            pieces = p.split_pieces(pieces)
+            pieces = p._split_pieces(pieces)
         return pieces
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Sequence", "pretokenizers": [p.to_dict() for p in self.pretokenizers]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Sequence":
+        return cls(PRE_TOKENIZERS.from_dict(x) for x in _field(d, "pretokenizers", list))
 
 
 def _field(d: Mapping[str, Any], key: str, kind: type) -> Any:
@@ -736,43 +772,11 @@ def _field(d: Mapping[str, Any], key: str, kind: type) -> Any:
     return value
 
 
-_SIMPLE = {"Whitespace": Whitespace, "WhitespaceSplit": WhitespaceSplit, "BertPreTokenizer": BertPreTokenizer}
-
-
-def pre_tokenizer_from_dict(data: Mapping[str, Any] | None):
+def pre_tokenizer_from_dict(data: Mapping[str, Any] | None) -> PreTokenizer | None:
     """Rebuild a pre-tokenizer from its serialized form (``None`` = no split).
 
     Accepts tokenforge's ``{"type": "regex"}`` and HF tokenizer.json's shapes:
     Split, Whitespace, WhitespaceSplit, BertPreTokenizer, Punctuation, Digits,
     CharDelimiterSplit, Metaspace, ByteLevel and Sequence.
     """
-    if data is None:
-        return None
-    if not isinstance(data, Mapping):
-        raise FileFormatError(f"pre_tokenizer must be an object, got {type(data).__name__}")
-    kind = data.get("type")
-    if kind == "regex":
-        return RegexSplit.from_dict(dict(data))
-    if kind in _SIMPLE:
-        return _SIMPLE[kind]()
-    if kind == "Split":
-        return Split.from_dict(data)
-    if kind == "Punctuation":
-        return Punctuation(data.get("behavior", "Isolated"))
-    if kind == "Digits":
-        return Digits(bool(data.get("individual_digits", False)))
-    if kind == "CharDelimiterSplit":
-        return CharDelimiterSplit(_field(data, "delimiter", str))
-    if kind == "Metaspace":
-        return Metaspace.from_dict(data)
-    if kind == "ByteLevel":
-        return ByteLevel(
-            bool(data.get("add_prefix_space", True)), bool(data.get("trim_offsets", True)), bool(data.get("use_regex", True))
-        )
-    if kind == "Sequence":
-        items = _field(data, "pretokenizers", list)
-        return Sequence(pre_tokenizer_from_dict(x) for x in items)
-    raise FileFormatError(
-        f"unsupported pre_tokenizer type {kind!r} (known: regex, Split, Whitespace, WhitespaceSplit, "
-        "BertPreTokenizer, Punctuation, Digits, CharDelimiterSplit, Metaspace, ByteLevel, Sequence)"
-    )
+    return None if data is None else PRE_TOKENIZERS.from_dict(data)

@@ -56,15 +56,16 @@ from .errors import (
     EncodeInputError,
     FileFormatError,
     InvalidArgumentError,
+    MissingDependencyError,
     SpecialTokenError,
     UnknownIdError,
     UnknownTokenError,
 )
-from .models import model_from_dict
+from .models import Model, model_from_dict
 from .models.bpe import BPE, PieceBPE, _check_dropout
-from .normalizers import NormalizedText, normalizer_from_dict
-from .postprocessors import post_processor_from_dict
-from .pretokenizers import WHITESPACE, Piece, RegexSplit, pre_tokenizer_from_dict
+from .normalizers import NormalizedText, Normalizer, normalizer_from_dict
+from .postprocessors import PostProcessor, post_processor_from_dict
+from .pretokenizers import WHITESPACE, Piece, PreTokenizer, RegexSplit, pre_tokenizer_from_dict
 from .specials import SpecialPolicy, SpecialTokens, cached_special_regex
 
 #: ``encode_iterable`` keeps this many trailing pieces back until more text arrives.
@@ -160,25 +161,30 @@ class Tokenizer:
 
     def __init__(
         self,
-        model: Any,
+        model: Model,
         *,
-        normalizer: Any = None,
-        pre_tokenizer: Any = None,
-        post_processor: Any = None,
-        decoder: Any = None,
+        normalizer: Normalizer | None = None,
+        pre_tokenizer: PreTokenizer | str | None = None,
+        post_processor: PostProcessor | None = None,
+        decoder: Decoder | None = None,
         added_tokens: Iterable[AddedToken] = (),
         special_tokens: Mapping[str, int] | None = None,
         name: str | None = None,
         backend: str = "auto",
     ) -> None:
-        for attr in ("encode_piece", "tokenize", "id_to_token", "token_to_id", "get_vocab", "to_dict"):
-            if not hasattr(model, attr):
-                raise EncodeInputError(
-                    f"model must be a tokenforge model (BPE, PieceBPE, WordPiece, Unigram, WordLevel), "
-                    f"got {type(model).__name__}"
-                )
+        if not isinstance(model, Model):
+            raise EncodeInputError(
+                f"model must be a tokenforge model (BPE, PieceBPE, WordPiece, Unigram, WordLevel), "
+                f"got {type(model).__name__}"
+            )
         if isinstance(pre_tokenizer, str):
             pre_tokenizer = RegexSplit(pre_tokenizer)
+        for stage, value, base in (
+            ("normalizer", normalizer, Normalizer), ("pre_tokenizer", pre_tokenizer, PreTokenizer),
+            ("post_processor", post_processor, PostProcessor), ("decoder", decoder, Decoder),
+        ):
+            if value is not None and not isinstance(value, base):
+                raise EncodeInputError(f"{stage} must be a tokenforge {base.__name__} or None, got {type(value).__name__}")
         if decoder is None and isinstance(model, BPE):
             decoder = ByteLevelDecoder()  # a byte-level model's tokens are bytes
         self._model = model
@@ -239,19 +245,19 @@ class Tokenizer:
 
     # ------------------------------------------------------------------ info
     @property
-    def model(self) -> Any:
+    def model(self) -> Model:
         return self._model
 
     @property
-    def normalizer(self) -> Any:
+    def normalizer(self) -> Normalizer | None:
         return self._normalizer
 
     @property
-    def pre_tokenizer(self) -> Any:
+    def pre_tokenizer(self) -> PreTokenizer | None:
         return self._pre
 
     @property
-    def post_processor(self) -> Any:
+    def post_processor(self) -> PostProcessor | None:
         return self._post
 
     @property
@@ -1112,7 +1118,7 @@ class Tokenizer:
         try:
             import tiktoken
         except ImportError:
-            raise ImportError("to_tiktoken() needs the tiktoken package: pip install tiktoken") from None
+            raise MissingDependencyError("to_tiktoken() needs the tiktoken package: pip install tiktoken") from None
         try:
             ranks = self.rank_model()
         except FileFormatError as exc:

@@ -28,10 +28,11 @@ tied, 2 × rows × d when untied (seed 000 §4.2).
 
 from __future__ import annotations
 
-from ..models.bpe import BPE
-
 from dataclasses import dataclass
 from typing import Any
+
+from ..errors import InvalidArgumentError
+from ..models.bpe import BPE
 
 __all__ = ["Accounting", "vocab_accounting"]
 
@@ -157,9 +158,9 @@ def vocab_accounting(tokenizer: Any, *, pad_to: int = 1, d_model: int | None = N
     (50256, 1, 50257, 50257, 0, 77194752)
     """
     if pad_to < 1:
-        raise ValueError(f"pad_to must be at least 1, not {pad_to}")
+        raise InvalidArgumentError(f"pad_to must be at least 1, not {pad_to}")
     if d_model is not None and d_model < 1:
-        raise ValueError(f"d_model must be at least 1, not {d_model}")
+        raise InvalidArgumentError(f"d_model must be at least 1, not {d_model}")
     name = getattr(tokenizer, "name", None)
     if isinstance(tokenizer.model, BPE):
         kind = "byte-level BPE"

@@ -35,7 +35,6 @@ import csv
 import io
 import json
 import os
-import sys
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,7 +42,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import FileFormatError, TokenforgeError
+from ..errors import (
+    ArgumentTypeError,
+    FileFormatError,
+    InvalidArgumentError,
+    MissingDependencyError,
+    TokenforgeError,
+)
 from .metrics import WHITESPACE, TextMetrics, WordSplitter, measure
 
 __all__ = [
@@ -160,7 +165,7 @@ def resolve_tokenizer(spec: Any) -> tuple[str, Any]:
     """
     if not isinstance(spec, (str, os.PathLike)):
         if not hasattr(spec, "encode"):
-            raise TypeError(f"a tokenizer spec is a name, a path or a tokenizer, not {type(spec).__name__}")
+            raise ArgumentTypeError(f"a tokenizer spec is a name, a path or a tokenizer, not {type(spec).__name__}")
         return (getattr(spec, "name", None) or type(spec).__name__), spec
     from ..encodings import ENCODINGS, get_encoding
     from ..io import load
@@ -299,7 +304,7 @@ class CompareReport:
             lines += [f"- {n}" for n in self.notes()]
             return "\n".join(lines) + "\n"
         if fmt != "table":
-            raise ValueError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+            raise InvalidArgumentError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
         widths = [max([_width(c)] + [_width(cells[i]) for cells in body]) for i, (c, _) in enumerate(cols)]
         lines = [f"source: {self.source}", ""]
         lines.append("  ".join(_pad(c, widths[i], right) for i, (c, right) in enumerate(cols)).rstrip())
@@ -388,7 +393,7 @@ def plot(report: CompareReport, path: str | os.PathLike, *, title: str | None = 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ImportError(
+        raise MissingDependencyError(
             "tokenforge.analysis.plot needs matplotlib: pip install 'tokenforge[plot]' (or pip install matplotlib)"
         ) from None
     texts, toks = list(report.texts), list(report.tokenizers)

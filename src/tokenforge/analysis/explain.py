@@ -29,6 +29,7 @@ Two demonstrations of seed 000 §5:
 
 from __future__ import annotations
 
+from ..errors import EncodeInputError, InvalidArgumentError
 from ..models.bpe import BPE
 
 import heapq
@@ -343,7 +344,7 @@ def explain(tokenizer: Any, text: str) -> Explanation:
     (['hello', ' world'], [31373, 995])
     """
     if not isinstance(text, str):
-        raise TypeError(f"text must be str, got {type(text).__name__}")
+        raise EncodeInputError(f"text must be str, got {type(text).__name__}")
     if isinstance(tokenizer.model, BPE):
         ex = _explain_byte_level(tokenizer, text)
     else:
@@ -412,20 +413,14 @@ def _explain_pipeline(pipe: Any, text: str) -> Explanation:
         normalized_parts.append(normed)
         if not normed:
             continue
-        if pre is None:
-            pieces = [normed]
-        elif hasattr(pre, "split_text"):
-            pieces = pre.split_text(normed, start == 0)
-        else:
-            pieces = pre.split(normed)
+        pieces = [normed] if pre is None else pre.split(normed, start == 0)
         for piece in pieces:
             ids = [t[0] for t in model.tokenize(piece)]
             traces.append(PieceTrace(piece, ids, [token_bytes(pipe, i) for i in ids], whole=len(ids) == 1))
     ids = [i for t in traces for i in t.ids]
     pre_name = None
     if pre is not None:
-        d = pre.to_dict() if hasattr(pre, "to_dict") else {}
-        pre_name = d.get("type", type(pre).__name__)
+        pre_name = pre.to_dict().get("type", type(pre).__name__)
     return Explanation(
         tokenizer=_tokenizer_label(pipe),
         family=type(model).__name__,
@@ -515,7 +510,7 @@ def indent_costs(
     for spec in encodings:
         label, tok, _pre = _resolve(spec)
         if tok is None:
-            raise ValueError(f"{spec!r} has no ranks in tokenforge; pass a tokenizer")
+            raise InvalidArgumentError(f"{spec!r} has no ranks in tokenforge; pass a tokenizer")
         base = len(tok.encode_ordinary(before + line + "\n"))
         costs = []
         shown = []

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .. import bytelevel
-from ..errors import SpecialTokenError, TokenforgeError
+from ..errors import ArgumentTypeError, InvalidArgumentError, SpecialTokenError, TokenforgeError
 
 __all__ = ["ExtensionError", "ExtensionReport", "TextChange", "extend", "init_embeddings", "regression_report"]
 
@@ -165,12 +165,10 @@ def extend(
     >>> new.encode("<|tool_call|>", allowed_special="all")
     [100277]
     """
-    from ..tokenizer import Tokenizer
-
     if kind not in ("special", "lexical"):
-        raise ValueError(f"kind must be 'special' or 'lexical', got {kind!r}")
+        raise InvalidArgumentError(f"kind must be 'special' or 'lexical', got {kind!r}")
     if isinstance(new_tokens, str):
-        raise TypeError("new_tokens is a list of strings, not one string")
+        raise ArgumentTypeError("new_tokens is a list of strings, not one string")
     tokens = list(new_tokens)
     seen: set[str] = set()
     for t in tokens:
@@ -284,8 +282,6 @@ def _extend_pipeline(pipe: Any, tokens: list[str], kind: str, reuse_holes: bool)
 
 
 def _old_id_map(tok: Any) -> dict[int, Any]:
-    from ..tokenizer import Tokenizer
-
     if isinstance(tok.model, BPE):
         out: dict[int, Any] = dict(tok.model.vocab)
         for s, i in tok.special_tokens.items():
@@ -368,13 +364,13 @@ def init_embeddings(
 
     old = np.asarray(old_embeddings)
     if old.ndim != 2:
-        raise ValueError(f"old_embeddings must be a 2-D (rows, dim) array, got shape {old.shape}")
+        raise InvalidArgumentError(f"old_embeddings must be a 2-D (rows, dim) array, got shape {old.shape}")
     rows, dim = old.shape
     if isinstance(new_tokens, Mapping):
         targets = dict(new_tokens)
     else:
         if isinstance(new_tokens, str):
-            raise TypeError("new_tokens is a list of strings or a {token: id} mapping, not one string")
+            raise ArgumentTypeError("new_tokens is a list of strings or a {token: id} mapping, not one string")
         targets = {t: rows + k for k, t in enumerate(new_tokens)}
     descriptions = descriptions or {}
     size = max([rows] + [i + 1 for i in targets.values()])

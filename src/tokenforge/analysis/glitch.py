@@ -59,6 +59,7 @@ equals ``t``. A token is classified as:
 
 from __future__ import annotations
 
+from ..errors import ArgumentTypeError, InvalidArgumentError
 from ..models.bpe import BPE
 
 import math
@@ -369,7 +370,7 @@ def reachability(
     [('unreachable', 'impossible_bytes'), ('reachable', 'whole_piece')]
     """
     if not isinstance(tokenizer.model, BPE):
-        raise TypeError("reachability needs a byte-level BPE tokenizer (tokenforge.Tokenizer)")
+        raise ArgumentTypeError("reachability needs a byte-level BPE tokenizer (tokenforge.Tokenizer)")
     vocab = tokenizer.model.vocab
     todo = sorted(vocab) if ids is None else sorted(set(ids))
     out: dict[int, TokenReach] = {}
@@ -515,9 +516,9 @@ def find_glitch_tokens(
     (6, True)
     """
     if expected not in ("rank", "uniform"):
-        raise ValueError(f"expected must be 'rank' or 'uniform', got {expected!r}")
+        raise InvalidArgumentError(f"expected must be 'rank' or 'uniform', got {expected!r}")
     if rare_max < 0:
-        raise ValueError("rare_max must be >= 0")
+        raise InvalidArgumentError("rare_max must be >= 0")
     if isinstance(corpus_texts, str):
         corpus_texts = [corpus_texts]
     counts: Counter = Counter()

@@ -44,6 +44,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..errors import ArgumentTypeError, EncodeInputError, InvalidArgumentError
+
 __all__ = [
     "WHITESPACE",
     "TextMetrics",
@@ -148,11 +150,11 @@ def _as_splitter(splitter: WordSplitter | Callable[[str], Sequence[str]] | str |
     if isinstance(splitter, WordSplitter):
         return splitter
     if isinstance(splitter, str):
-        raise ValueError(f"unknown word splitter {splitter!r}: use 'whitespace' or pass a WordSplitter")
+        raise InvalidArgumentError(f"unknown word splitter {splitter!r}: use 'whitespace' or pass a WordSplitter")
     if callable(splitter):
         name = getattr(splitter, "__name__", type(splitter).__name__)
         return WordSplitter(name, splitter, description=f"the words {name}() returns")
-    raise TypeError(f"word_splitter must be a WordSplitter or a callable, not {type(splitter).__name__}")
+    raise ArgumentTypeError(f"word_splitter must be a WordSplitter or a callable, not {type(splitter).__name__}")
 
 
 @dataclass(frozen=True)
@@ -208,7 +210,7 @@ class TextMetrics:
         if not isinstance(other, TextMetrics):
             return NotImplemented
         if other.word_splitter != self.word_splitter:
-            raise ValueError(f"cannot add word counts from {self.word_splitter!r} and {other.word_splitter!r}")
+            raise InvalidArgumentError(f"cannot add word counts from {self.word_splitter!r} and {other.word_splitter!r}")
         unk = None if self.unk is None or other.unk is None else self.unk + other.unk
         return TextMetrics(
             tokens=self.tokens + other.tokens,
@@ -314,7 +316,7 @@ def _byte_count(text: str | bytes | bytearray) -> int:
         return len(text)
     if isinstance(text, str):
         return len(text.encode("utf-8"))
-    raise TypeError(f"text must be str or bytes, not {type(text).__name__}")
+    raise EncodeInputError(f"text must be str or bytes, not {type(text).__name__}")
 
 
 def bits_per_byte(total_nll_nats: float, text: str | bytes) -> float:
@@ -337,7 +339,7 @@ def bits_per_byte(total_nll_nats: float, text: str | bytes) -> float:
     """
     n_bytes = _byte_count(text)
     if n_bytes == 0:
-        raise ValueError("bits per byte of an empty text is undefined")
+        raise InvalidArgumentError("bits per byte of an empty text is undefined")
     return total_nll_nats / (n_bytes * math.log(2))
 
 
@@ -364,5 +366,5 @@ def loss_per_token(token_nll_nats: Sequence[float]) -> float:
     (2.0, 1.0)
     """
     if not token_nll_nats:
-        raise ValueError("loss per token of zero tokens is undefined")
+        raise InvalidArgumentError("loss per token of zero tokens is undefined")
     return math.fsum(token_nll_nats) / len(token_nll_nats)

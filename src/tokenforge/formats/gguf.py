@@ -87,7 +87,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._io import read_bytes
-from ..errors import FileFormatError, TokenforgeError, TokenizerFileNotFoundError
+from ..errors import ArgumentTypeError, FileFormatError, TokenforgeError, TokenizerFileNotFoundError
 from ..sentencepiece.constants import SPACE, PieceType
 
 if TYPE_CHECKING:
@@ -375,7 +375,7 @@ def _guess_type(value: Any) -> ValueType:
         return ValueType.STRING
     if isinstance(value, (list, tuple)):
         return ValueType.ARRAY
-    raise TypeError(f"cannot store {type(value).__name__} in GGUF metadata")
+    raise ArgumentTypeError(f"cannot store {type(value).__name__} in GGUF metadata")
 
 
 def _encode_value(out: bytearray, t: ValueType, value: Any, elem: Any) -> None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import bytelevel
 from .._io import atomic_write
-from ..errors import FileFormatError
+from ..errors import FileFormatError, MissingDependencyError
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -150,7 +150,7 @@ def to_hf_live(tok: "Tokenizer"):
     try:
         from tokenizers import Tokenizer as HFTokenizer
     except ImportError:
-        raise ImportError("to_hf() needs the tokenizers package: pip install tokenizers") from None
+        raise MissingDependencyError("to_hf() needs the tokenizers package: pip install tokenizers") from None
     return HFTokenizer.from_str(json.dumps(to_hf_dict(tok), ensure_ascii=False))
 
 

@@ -1,5 +1,7 @@
 """The models: byte-level BPE (``BPE``), BPE over Unicode pieces (``PieceBPE``),
-``WordPiece``, ``Unigram`` and ``WordLevel``. ``model_from_dict`` reads HF tokenizer.json's model object."""
+``WordPiece``, ``Unigram`` and ``WordLevel``, all :class:`~tokenforge.models.base.Model` s
+registered in :data:`~tokenforge.models.base.MODELS`. ``model_from_dict`` reads HF
+tokenizer.json's model object."""
 
 from __future__ import annotations
 
@@ -7,9 +9,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import FileFormatError
+from .base import MODELS, Model
+from .bpe import BPE, PieceBPE
+from .unigram import Unigram
+from .wordlevel import WordLevel
+from .wordpiece import WordPiece
+
+__all__ = ["BPE", "MODELS", "Model", "PieceBPE", "Unigram", "WordLevel", "WordPiece", "model_from_dict"]
 
 
-def model_from_dict(data: Mapping[str, Any] | None) -> Any:
+def model_from_dict(data: Mapping[str, Any] | None) -> Model:
     """Rebuild a model from its serialized form (HF tokenizer.json's ``"model"``)."""
     if not isinstance(data, Mapping):
         raise FileFormatError(f"model must be an object, got {type(data).__name__}")
@@ -22,24 +31,4 @@ def model_from_dict(data: Mapping[str, Any] | None) -> Any:
             kind = "WordPiece"
         elif isinstance(data.get("vocab"), list):
             kind = "Unigram"
-    if kind == "bpe":
-        from .bpe import BPE
-
-        return BPE.from_dict(data)
-    if kind == "WordPiece":
-        from .wordpiece import WordPiece
-
-        return WordPiece.from_dict(data)
-    if kind == "Unigram":
-        from .unigram import Unigram
-
-        return Unigram.from_dict(data)
-    if kind in ("BPE", "SentencePieceBPE"):
-        from .bpe import PieceBPE
-
-        return PieceBPE.from_dict(data)
-    if kind == "WordLevel":
-        from .wordlevel import WordLevel
-
-        return WordLevel.from_dict(data)
-    raise FileFormatError(f"unsupported model type {kind!r} (known: bpe, BPE, SentencePieceBPE, WordPiece, Unigram, WordLevel)")
+    return MODELS.lookup(kind).from_dict(data)

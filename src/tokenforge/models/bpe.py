@@ -37,9 +37,10 @@ from typing import Any, Mapping, Sequence
 from .. import _native
 from .. import bytelevel as _bytelevel
 from ..encoding import utf8_char_starts
-from ..errors import EncodeInputError, FileFormatError, UnknownTokenError
+from ..errors import EncodeInputError, FileFormatError, InvalidArgumentError, UnknownTokenError
 from ..sentencepiece.bpe import SentencePieceTables, sp_tokenize
 from ..sentencepiece.constants import PieceType, byte_piece
+from .base import Model
 
 #: Ids are stored as 32-bit values (one value is reserved as "no token").
 MAX_ID = 2**32 - 1
@@ -145,7 +146,7 @@ def _merge_long(ranks: Mapping[bytes, int], piece: bytes, p: float = 0.0, rng=No
     return out
 
 
-class BPE:
+class BPE(Model):
     """A byte-level BPE model: token bytes with their ids (= merge ranks), and
     optionally the merges that produced them.
 
@@ -156,6 +157,7 @@ class BPE:
     """
 
     __slots__ = ("_vocab", "_ranks", "_merges")
+    type_name = "bpe"
 
     def __init__(
         self,
@@ -441,7 +443,7 @@ class _RanksBelow:
     def __getitem__(self, key: bytes) -> int:
         r = self.get(key)
         if r is None:
-            raise KeyError(key)
+            raise UnknownTokenError(key)
         return r
 
 
@@ -456,8 +458,8 @@ def _merge_dropout_bytes(ranks: Mapping[bytes, int], piece: bytes, p: float, rng
     return _merge_long(ranks, piece, p, rng)
 
 
-def _check_dropout(dropout, error: type = EncodeInputError) -> float:
-    """``dropout`` as a float in [0, 1] (``None`` is 0); ``error`` otherwise."""
+def _check_dropout(dropout, error: type = InvalidArgumentError) -> float:
+    """``dropout`` as a float in [0, 1] (``None`` is 0); :class:`InvalidArgumentError` otherwise."""
     if dropout is None:
         return 0.0
     if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
@@ -484,7 +486,7 @@ def _parse_merge(n: int, entry) -> tuple[str, str]:
     raise FileFormatError(f"model.merges[{n}] must be \"a b\" or [a, b], got {entry!r}")
 
 
-class PieceBPE:
+class PieceBPE(Model):
     """BPE over Unicode symbols with string pieces: HF tokenizers' ``BPE``
     model, and (through :meth:`from_sentencepiece`) SentencePiece's BPE.
 
@@ -558,6 +560,8 @@ class PieceBPE:
         "_cache",
         "_native",
     )
+    type_name = "BPE"
+    type_aliases = ("SentencePieceBPE",)
 
     def __init__(
         self,
@@ -606,7 +610,7 @@ class PieceBPE:
         self.fuse_unk = bool(fuse_unk)
         self.byte_fallback = bool(byte_fallback)
         self.ignore_merges = bool(ignore_merges)
-        self.dropout = None if dropout is None else _check_dropout(dropout, FileFormatError)
+        self.dropout = None if dropout is None else _check_dropout(dropout)
         self.seed = seed
         self._rng = random.Random(seed)
         self._cache: dict[str, list[tuple[int, int, int]]] = {}
@@ -955,6 +959,7 @@ class PieceBPE:
             v = data.get(key)
             if v is not None and not isinstance(v, str):
                 raise FileFormatError(f"model.{key} must be a string or null, got {v!r}")
+        _check_dropout(data.get("dropout"), FileFormatError)  # a bad file, not a bad argument
         return cls(
             vocab,
             merges,

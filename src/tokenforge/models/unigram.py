@@ -51,6 +51,7 @@ from types import MappingProxyType
 from .. import _native
 from ..errors import FileFormatError, UnknownTokenError
 from ..sentencepiece.constants import PieceType, byte_piece, f32
+from .base import Model
 
 #: Score of an unknown-character node below the lowest piece score (sentencepiece's kUnkPenalty).
 UNK_PENALTY = 10.0
@@ -72,7 +73,7 @@ def log_add(a: float, b: float) -> float:
     return a + math.log1p(math.exp(b - a)) if a > b else b + math.log1p(math.exp(a - b))
 
 
-class Unigram:
+class Unigram(Model):
     """A Unigram model: pieces with log-probability scores.
 
     ``pieces`` is the list of ``(piece, score)``; a piece's id is its index.
@@ -89,6 +90,8 @@ class Unigram:
     >>> m.encode_piece("abxyb")    # unknown characters merge into one <unk>
     [3, 0, 2]
     """
+
+    type_name = "Unigram"
 
     def __init__(
         self,

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import FileFormatError, UnknownTokenError
+from .base import Model
 
 
-class WordLevel:
+class WordLevel(Model):
     """``{token: id}`` and an unknown token.
 
     >>> m = WordLevel({"[UNK]": 0, "hello": 1})
@@ -22,6 +23,7 @@ class WordLevel:
     """
 
     __slots__ = ("_vocab", "_ids", "_unk")
+    type_name = "WordLevel"
 
     def __init__(self, vocab: Mapping[str, int], unk_token: str = "[UNK]") -> None:
         ids: dict[int, str] = {}

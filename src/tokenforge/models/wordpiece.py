@@ -31,7 +31,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ..errors import FileFormatError, UnknownTokenError
+from ..errors import ArgumentTypeError, FileFormatError, InvalidArgumentError, UnknownTokenError
+from .base import Model
 
 #: Ids are stored as 32-bit values, as in the rest of tokenforge.
 MAX_ID = 2**32 - 1
@@ -52,7 +53,7 @@ def _prefix_table(items) -> dict[str, int]:
     return table
 
 
-class WordPiece:
+class WordPiece(Model):
     """A WordPiece model: ``{token: id}``, the unknown token, the prefix that
     marks a piece continuing a word, and the longest word it will split.
 
@@ -72,6 +73,7 @@ class WordPiece:
     """
 
     __slots__ = ("_first", "_ids", "_max_chars", "_next", "_prefix", "_unk_id", "_unk_token", "_vocab")
+    type_name = "WordPiece"
 
     def __init__(
         self,
@@ -81,9 +83,9 @@ class WordPiece:
         max_input_chars_per_word: int = 100,
     ) -> None:
         if not isinstance(unk_token, str):
-            raise TypeError(f"unk_token must be a str, got {type(unk_token).__name__}")
+            raise ArgumentTypeError(f"unk_token must be a str, got {type(unk_token).__name__}")
         if not isinstance(continuing_subword_prefix, str):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"continuing_subword_prefix must be a str, got {type(continuing_subword_prefix).__name__}"
             )
         if (
@@ -91,7 +93,7 @@ class WordPiece:
             or isinstance(max_input_chars_per_word, bool)
             or max_input_chars_per_word < 0
         ):
-            raise ValueError(f"max_input_chars_per_word must be an int >= 0, got {max_input_chars_per_word!r}")
+            raise InvalidArgumentError(f"max_input_chars_per_word must be an int >= 0, got {max_input_chars_per_word!r}")
         clean: dict[str, int] = {}
         ids: dict[int, str] = {}
         for tok, i in vocab.items():
