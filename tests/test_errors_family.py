@@ -30,11 +30,7 @@ ALLOWED = {
     ("explain", "AssertionError"): "internal invariant (the re-run pipeline is the tokenizer); a bug, not a user error",
     ("cmd_explain", "SystemExit"): "the CLI's usage exit",
     ("CompareReport.row", "KeyError"): "mapping-style lookup of a report row",
-    # SentencePiece code, being moved to tokenforge.sentencepiece on its own branch:
-    ("Charsmap.__init__", "TypeError"): "SentencePiece charsmap (moved on the sentencepiece branch)",
-    ("SentencePieceNormalizer.__init__", "ValueError"): "SentencePiece normalizer (moved on the sentencepiece branch)",
-    ("decode_model", "TypeError"): "SentencePiece model file (moved on the sentencepiece branch)",
-    ("build_model_proto", "ValueError"): "SentencePiece model file (moved on the sentencepiece branch)",
+    ("decode_string", "KeyError"): "internal: a character outside GPT-2's byte alphabet; every caller catches it",
 }
 
 
@@ -74,8 +70,6 @@ def test_no_builtin_exception_is_raised_outside_the_allowlist():
 def test_the_allowlist_has_no_stale_entries():
     present = {(scope, name) for _f, _l, scope, name in builtin_raises()}
     stale = [k for k in ALLOWED if k not in present]
-    # SentencePiece entries may move away with that code.
-    stale = [k for k in stale if "sentencepiece" not in ALLOWED[k].lower()]
     assert not stale
 
 

@@ -12,6 +12,7 @@ import math
 
 import pytest
 
+from tokenforge.sentencepiece.normalizer import SentencePieceNormalizer
 from tokenforge import decoders, normalizers, postprocessors, pretokenizers
 from tokenforge._component import Component, Registry
 from tokenforge.errors import FileFormatError
@@ -34,7 +35,7 @@ EXAMPLES = {
         "Strip": lambda: normalizers.Strip(left=False),
         "Sequence": lambda: normalizers.Sequence([normalizers.NFC(), normalizers.Lowercase()]),
         "Precompiled": lambda: normalizers.Precompiled("nmt_nfkc"),
-        "SentencePiece": lambda: normalizers.SentencePieceNormalizer("nmt_nfkc", add_dummy_prefix=False),
+        "SentencePiece": lambda: SentencePieceNormalizer("nmt_nfkc", add_dummy_prefix=False),
     },
     "pre_tokenizer": {
         "regex": lambda: pretokenizers.RegexSplit("cl100k_base"),

@@ -24,7 +24,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ..errors import FileFormatError, UnknownEncodingError
+from ..errors import ArgumentTypeError, FileFormatError, UnknownEncodingError
 
 __all__ = ["NAMED_CHARSMAPS", "Charsmap", "decode_charsmap_field"]
 
@@ -48,7 +48,7 @@ class Charsmap:
 
     def __init__(self, blob: bytes) -> None:
         if not isinstance(blob, (bytes, bytearray, memoryview)):
-            raise TypeError(f"charsmap must be bytes, got {type(blob).__name__}")
+            raise ArgumentTypeError(f"charsmap must be bytes, got {type(blob).__name__}")
         blob = bytes(blob)
         self.blob = blob
         units = array("I")

@@ -23,7 +23,7 @@ from typing import Any
 import regex
 
 from .. import _native
-from ..errors import FileFormatError
+from ..errors import FileFormatError, InvalidArgumentError
 from ..normalizers import NormalizedText, Normalizer, Span, _CharTable, _check_type, _field
 from .charsmap import NAMED_CHARSMAPS, Charsmap, decode_charsmap_field
 from .constants import SPACE
@@ -88,7 +88,7 @@ class SentencePieceNormalizer(Normalizer):
         self.user_defined_symbols: tuple[str, ...] = tuple(sorted(set(user_defined_symbols)))
         for s in self.user_defined_symbols:
             if not isinstance(s, str) or not s:
-                raise ValueError(f"user-defined symbols must be non-empty strings, got {s!r}")
+                raise InvalidArgumentError(f"user-defined symbols must be non-empty strings, got {s!r}")
         self._udf = frozenset(self.user_defined_symbols)
         self._udf_first = {s[0] for s in self.user_defined_symbols}
         self._udf_max = max((len(s) for s in self.user_defined_symbols), default=0)

@@ -52,7 +52,7 @@ from enum import IntEnum
 from typing import Any, ClassVar
 
 from .._io import atomic_write, read_bytes
-from ..errors import FileFormatError
+from ..errors import ArgumentTypeError, FileFormatError, InvalidArgumentError
 from .charsmap import NAMED_CHARSMAPS, Charsmap
 from .constants import PieceType
 
@@ -526,7 +526,7 @@ class ModelProto(_Message):
 def decode_model(data: bytes, path: object = None) -> ModelProto:
     """Parse the bytes of a ``.model`` file. ``path`` only names the source in errors."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"expected bytes, got {type(data).__name__}")
+        raise ArgumentTypeError(f"expected bytes, got {type(data).__name__}")
     data = bytes(data)
     r = _Reader(data, path)
     proto = ModelProto._decode(r, 0, len(data), "")
@@ -606,7 +606,7 @@ def build_model_proto(
     for key, value in (trainer_settings or {}).items():
         key = renames.get(key, key)
         if not hasattr(spec, key):
-            raise ValueError(f"TrainerSpec has no field {key!r}")
+            raise InvalidArgumentError(f"TrainerSpec has no field {key!r}")
         setattr(spec, key, value)
     charsmap = Charsmap.named(normalization).blob if normalization in NAMED_CHARSMAPS else b""
     ns = NormalizerSpec(
