@@ -56,7 +56,7 @@ def one_input(data: bytes) -> None:
     elif mode == 2:
         ids = [fdp.ConsumeIntInRange(-5, 200_300) for _ in range(fdp.ConsumeIntInRange(0, 50))]
         try:
-            NATIVE._core.decode_bytes(ids)
+            NATIVE._plan.core.decode_bytes(ids)
         except LookupError:
             pass
     else:
@@ -492,7 +492,7 @@ with atheris.instrument_imports():
     from tokenforge.models.bpe import PieceBPE as _PieceBPE
     from tokenforge.models.bpe import byte_piece as _byte_piece
     from tokenforge.normalizers import Charsmap as _Charsmap
-    from tokenforge.normalizers import SentencePieceNormalizer as _SPNormalizer
+    from tokenforge.sentencepiece.normalizer import SentencePieceNormalizer as _SPNormalizer
 
 #: characters with rules (single and multi-character), white space, marks, kana, CJK, emoji,
 #: NUL and lone surrogates

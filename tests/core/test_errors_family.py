@@ -17,7 +17,7 @@ import tokenforge
 from tokenforge import Tokenizer, errors
 from tokenforge.models import BPE, PieceBPE, Unigram, WordLevel, WordPiece
 
-PKG = Path(__file__).resolve().parent.parent / "src" / "tokenforge"
+PKG = Path(__file__).resolve().parents[2] / "src" / "tokenforge"
 
 BUILTIN_EXCEPTIONS = frozenset(
     name for name in dir(builtins)

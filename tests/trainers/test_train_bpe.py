@@ -25,7 +25,7 @@ from tokenforge.specials import special_regex
 from tokenforge.trainers.bpe import learn_merges
 from tokenforge.trainers.counting import count_files, count_text
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def _merges(text: str, n: int, **kw) -> list[tuple[bytes, bytes]]:

@@ -40,7 +40,7 @@ from tokenforge.normalizers import (
 )
 from tokenforge.sentencepiece.normalizer import SentencePieceNormalizer
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "normalizers"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "normalizers"
 SPM_MODELS = ["albert_spiece.model", "spm_test_unigram.model", "mistral_v1_tokenizer.model"]
 
 # ---------------------------------------------------------------------------

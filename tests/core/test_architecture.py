@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-PKG = Path(__file__).resolve().parent.parent / "src" / "tokenforge"
+PKG = Path(__file__).resolve().parents[2] / "src" / "tokenforge"
 CORE = PKG / "_core"
 
 

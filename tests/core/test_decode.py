@@ -28,32 +28,6 @@ def test_decode_encode_round_trip_for_arbitrary_unicode(text):
         assert enc.decode_bytes(ids) == text.encode("utf-8")
 
 
-@settings(max_examples=200, deadline=None)
-@given(_no_surrogates, st.integers(1, 5))
-def test_stream_decoder_never_emits_half_a_character(text, step):
-    enc = tokenforge.get_encoding("o200k_base")
-    ids = enc.encode_ordinary(text)
-    dec = enc.stream_decoder(errors="strict")
-    pieces = []
-    for i in range(0, len(ids), step):
-        out = dec.feed(ids[i : i + step])
-        assert "\ufffd" not in out or "\ufffd" in text
-        pieces.append(out)
-    pieces.append(dec.finish())
-    assert "".join(pieces) == text
-    assert "".join(enc.decode_stream(ids)) == text
-
-
-def test_stream_decoder_holds_back_partial_utf8(enc):
-    ids = enc.encode("龘")  # one CJK character, several byte tokens
-    assert len(ids) > 1
-    dec = enc.stream_decoder()
-    assert dec.step(ids[0]) == ""
-    assert dec.pending
-    out = "".join(dec.step(i) for i in ids[1:])
-    assert out == "龘" and dec.finish() == ""
-
-
 def test_invalid_utf8_replaces_or_raises(enc):
     first = enc.encode("龘")[0]  # a lone lead byte sequence
     assert enc.decode([first]) == "\ufffd" * len(enc.decode_single_token_bytes(first).decode("utf-8", "replace"))

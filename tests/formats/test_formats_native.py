@@ -16,7 +16,7 @@ import pytest
 import tokenforge
 from tokenforge import FileFormatError, Tokenizer
 
-GOLDEN_V1 = Path(__file__).resolve().parent / "fixtures" / "formats" / "golden_v1.json"
+GOLDEN_V1 = Path(__file__).resolve().parents[1] / "fixtures" / "formats" / "golden_v1.json"
 PARTS = ("normalizer", "pre_tokenizer", "model", "post_processor", "decoder", "added_tokens")
 SPECIAL_TEXT = "first document<|endoftext|>second document <|endoftext|><|endoftext|> third"
 
@@ -126,7 +126,7 @@ tok.save(sys.argv[2])
 def test_training_output_does_not_depend_on_hash_seed(tmp_path, small_tokenizer):
     """Same data, different PYTHONHASHSEED, fresh interpreters: same bytes as in-process."""
     expected = _saved(small_tokenizer, tmp_path / "here.json").read_bytes()
-    src = Path(__file__).resolve().parent / "fixtures" / "formats" / "varied.txt"
+    src = Path(__file__).resolve().parents[1] / "fixtures" / "formats" / "varied.txt"
     for seed in ("0", "4242"):
         out = tmp_path / f"seed{seed}.json"
         env = dict(os.environ, PYTHONHASHSEED=seed)

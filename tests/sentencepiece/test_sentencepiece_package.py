@@ -23,7 +23,7 @@ from tokenforge.sentencepiece.proto import decode_model, encode_model
 
 PKG = Path(tokenforge.__file__).resolve().parent
 SP_PKG = PKG / "sentencepiece"
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "differential"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "differential"
 MODELS = sorted(FIXTURES.glob("*.model.xz"))
 
 TEXTS = [

@@ -22,7 +22,7 @@ from tokenforge import AddedToken, Tokenizer, decoders, normalizers, postprocess
 from tokenforge.models.wordlevel import WordLevel
 from tokenforge.models.wordpiece import WordPiece
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TEXTS = [
     "",
     "Hello, world! The quick brown fox.",
