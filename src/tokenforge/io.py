@@ -192,7 +192,7 @@ def _load_pipeline(p: Path, fmt: str, name: str | None, lowercase: bool | None):
         f = p / "tokenizer.model" if p.is_dir() else p
         return presets.sentencepiece(f, name=name)
     if fmt == "gguf":
-        from .formats.gguf import load_gguf
+        from .gguf import load_gguf
 
         if lowercase is not None:
             raise FileFormatError("lowercase= applies to BERT vocab.txt files; a GGUF file states its own", path=p)

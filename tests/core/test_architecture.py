@@ -193,3 +193,16 @@ def test_the_analysis_check_catches_cli_code(tmp_path):
     bad.write_text("import argparse\nfrom ..cli import x\nfrom tokenforge import cli\n"
                    "def f():\n    print(1)\n    sys.stdout.write('x')\n    raise SystemExit(2)\n", encoding="utf-8")
     assert len(_analysis_offences(bad)) == 6
+
+
+def test_formats_are_leaves_that_never_build_a_tokenizer():
+    """A format turns bytes into components and back; building the Tokenizer, detecting the
+    format and choosing a plan happen above it (tokenforge.io, tokenforge.gguf, presets)."""
+    above = ("tokenforge.tokenizer", "tokenforge.io", "tokenforge.presets", "tokenforge.gguf",
+             "tokenforge.encodings", "tokenforge.analysis", "tokenforge.cli", "tokenforge._plans",
+             "tokenforge.sentencepiece.convert")
+    graph = import_graph()
+    for name, deps in graph.items():
+        if name.startswith("tokenforge.formats"):
+            bad = sorted(d for d in deps if d.startswith(above))
+            assert not bad, f"{name} imports {bad}"

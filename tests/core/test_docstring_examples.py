@@ -34,6 +34,7 @@ MODULES = [
     "tokenforge.trainers.wordpiece",
     "tokenforge.formats.bert_vocab",
     "tokenforge.formats.gguf",
+    "tokenforge.gguf",
     "tokenforge.analysis.metrics",
     "tokenforge.analysis.accounting",
     "tokenforge.analysis.compare",

@@ -46,15 +46,8 @@ from hypothesis import strategies as st
 import tokenforge
 from tokenforge import bytelevel
 from tokenforge.errors import FileFormatError, TokenizerFileNotFoundError
-from tokenforge.formats.gguf import (
-    PRE_TOKENIZERS,
-    GGUFHeader,
-    ValueType,
-    load_gguf,
-    read_gguf_header,
-    tokenizer_from_gguf,
-    write_gguf_bytes,
-)
+from tokenforge.formats.gguf import PRE_TOKENIZERS, GGUFHeader, ValueType, read_gguf_header, write_gguf_bytes
+from tokenforge.gguf import load_gguf, tokenizer_from_gguf
 from tokenforge import Tokenizer
 
 V = ValueType
