@@ -307,8 +307,8 @@ def _wordpiece(m: _Meta, model: str, tokens: list[str], types: list[int], name: 
 def load_gguf(path: str | os.PathLike | bytes, *, name: str | None = None) -> Tokenizer:
     """Open the tokenizer of a GGUF file (a path, or the file's bytes).
 
-    Byte-level BPE vocabularies with a single split regex give a
-    :class:`~tokenforge.Tokenizer`; the others a :class:`~tokenforge.pipeline.Pipeline`.
+    Every ``tokenizer.ggml.model`` the module docstring lists gives a
+    :class:`~tokenforge.Tokenizer`; anything else raises :class:`FileFormatError`.
 
     >>> from tokenforge.formats.gguf import write_gguf_bytes
     >>> tok = load_gguf(write_gguf_bytes({

@@ -114,9 +114,8 @@ def load(
     """Open a tokenizer file of any supported format (see module docstring).
 
     ``pattern`` (a name like ``"gpt2"``, ``"cl100k"``, ``"qwen"`` or a regex)
-    and ``special_tokens`` override what the file implies. Byte-level BPE
-    files give a :class:`~tokenforge.Tokenizer`; the other families give a
-    :class:`~tokenforge.pipeline.Pipeline`. ``lowercase`` is the BERT
+    and ``special_tokens`` override what a rank file implies. Every format gives a
+    :class:`~tokenforge.Tokenizer`. ``lowercase`` is the BERT
     ``vocab.txt`` hint (default True, as ``bert-base-uncased``).
     """
     from .encodings import encoding_for_hash

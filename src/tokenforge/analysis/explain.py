@@ -122,7 +122,7 @@ def _pipeline_byte_level(pipeline: Any) -> bool:
 def token_bytes(tokenizer: Any, token_id: int) -> bytes:
     """The bytes a token stands for, in any tokenizer family.
 
-    Byte-level :class:`~tokenforge.Tokenizer`: its bytes. Pipelines: the
+    Byte-level BPE by rank: its bytes. The other families: the
     vocabulary string with its spelling undone — GPT-2's byte alphabet
     (``Ġ`` → space) under a ByteLevel decoder, ``▁`` → space, ``<0xXX>`` →
     that byte, and WordPiece's continuing prefix (``##``) dropped.
@@ -403,7 +403,7 @@ def _explain_pipeline(pipe: Any, text: str) -> Explanation:
     text_fixed = _fix_surrogates(text)
     traces: list[PieceTrace] = []
     normalized_parts: list[str] = []
-    # Pipeline._segments finds added tokens (non-special ones always match in encode_ordinary).
+    # the tokenizer's _segments finds added tokens (non-special ones always match in encode_ordinary).
     for seg, tid, start, _end in pipe._segments(text_fixed, frozenset()):
         if tid is not None:
             traces.append(PieceTrace(seg, [tid], [token_bytes(pipe, tid)], whole=True, added=True))

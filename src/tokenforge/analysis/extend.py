@@ -21,7 +21,7 @@ Two kinds of token, because they behave differently:
   every missing intermediate as a token too, and the result is checked by
   running the merge loop. A token that the split pattern would cut in two (one
   spanning a space and a word under the GPT patterns) could never be produced,
-  so it is refused. For a :class:`~tokenforge.Pipeline` a lexical token is a
+  so it is refused. For the other families a lexical token is a
   non-special added token, matched in the raw text before the model runs.
 
 New ids come after the current largest id (special tokens included), in the

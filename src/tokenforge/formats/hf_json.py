@@ -127,7 +127,7 @@ def _check_hf(section: str, d: Any, where: str) -> None:
 
 
 def pipeline_to_hf_dict(p: "Tokenizer") -> dict[str, Any]:
-    """HF's document for a :class:`~tokenforge.pipeline.Pipeline` whose components all exist in HF."""
+    """HF's document for a :class:`~tokenforge.Tokenizer` whose components all exist in HF."""
     parts = p.to_dict()
     data = {"version": "1.0", "truncation": None, "padding": None}
     for key in ("added_tokens", "normalizer", "pre_tokenizer", "post_processor", "decoder", "model"):

@@ -521,7 +521,7 @@ class PieceBPE(Model):
     such a cut, so each part (about a word) is encoded once and cached. This
     is skipped for models with UNUSED or USER_DEFINED pieces, and under dropout.
     Without dropout the SentencePiece semantics run in the native core
-    (``_core.SpmBPE``, ``_core/spm.h``, which also memoises parts across calls)
+    (``_core.SpmBPE``, ``_core/spm_bpe.h``, which also memoises parts across calls)
     when it is built; ``TOKENFORGE_BACKEND=python`` selects the Python code
     here, which is its reference.
 

@@ -34,9 +34,9 @@ Exactness with sentencepiece (``unigram_model.cc``) and HF ``tokenizers``:
 
 Finding the pieces at a position is a dict lookup per candidate length, so a
 text of n characters costs O(n * L) with L the longest piece. Encoding runs
-natively in both arithmetics: ``SpmUnigram`` (``_core/spm.h``, a double-array
+natively in both arithmetics: ``SpmUnigram`` (``_core/unigram.h``, a double-array
 trie over UTF-8 bytes) is the one native Viterbi, used here and by the
-Pipeline's one-call SentencePiece path; it also merges unknown runs / applies
+the sentencepiece plan's one-call path; it also merges unknown runs / applies
 byte fallback. ``TOKENFORGE_BACKEND=python`` forces the code here, which stays
 the reference the native path is tested against.
 """

@@ -9,7 +9,7 @@ back into the two symbols it was formed from, and a symbol that is not a piece
 is ``<unk>`` (runs fused) or, with byte fallback, its UTF-8 ``<0xXX>`` pieces.
 :class:`~tokenforge.models.bpe.PieceBPE` (``PieceBPE.from_sentencepiece``)
 holds a :class:`SentencePieceTables` and encodes through :func:`sp_tokenize`;
-the native core (``_core/spm.h``) is the fast twin of this reference.
+the native core (``_core/spm_bpe.h``) is the fast twin of this reference.
 """
 
 from __future__ import annotations

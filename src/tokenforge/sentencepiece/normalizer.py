@@ -50,7 +50,7 @@ class SentencePieceNormalizer(Normalizer):
     one character is copied.
 
     :meth:`normalize_str` runs in the native core (``_core.SpmNormalizer``,
-    ``_core/spm.h``) when it is built; ``TOKENFORGE_BACKEND=python`` selects
+    ``_core/spm_normalizer.h``) when it is built; ``TOKENFORGE_BACKEND=python`` selects
     the Python code here, which is its reference.
 
     >>> SentencePieceNormalizer("nmt_nfkc").normalize_str("  Hello\\u3000 ﬃ  world ")
