@@ -13,10 +13,10 @@ methods only, and picks:
     module for any other pattern) + the native rank merge, batch encoding on
     threads, numpy output and native decoding. HF's byte-level ``BPE`` model
     (string tokens in GPT-2's printable alphabet, merges by priority) compiles
-    to it when that is exact: merge ``k`` makes a token whose id grows with
-    ``k`` (so merge priority and token rank agree), every multi-byte token is
-    made by a merge (so looking a piece up whole cannot disagree with merging
-    it) unless the model sets ``ignore_merges``, and all 256 bytes are tokens.
+    to it when that is exact (:meth:`~tokenforge.models.bpe.BPE.from_byte_level_pieces`):
+    merge ``k`` makes a token whose id grows with ``k``, every multi-byte token is
+    made by a merge unless the model sets ``ignore_merges``, all 256 bytes are
+    tokens, and the merge list is the one the ranks imply (checked natively).
 ``sentencepiece``
     sentencepiece's normalizer fused with its Unigram lattice or its
     score-driven BPE: normalization, pre-tokenization and the model in one
@@ -46,8 +46,8 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from . import _native, bytelevel, decoders, pretokenizers
-from .models.bpe import BPE, PieceBPE, bpe_merge_bytes
+from . import _native, decoders, pretokenizers
+from .models.bpe import BPE, PieceBPE
 from .models.unigram import Unigram
 from .sentencepiece.constants import SPACE, PieceType
 from .sentencepiece.normalizer import SentencePieceNormalizer
@@ -165,7 +165,8 @@ class RankBPEPlan(Plan):
     name = "rank-bpe"
     parallel = True
 
-    def __init__(self, normalizer, pre_tokenizer, model, ranks_model: BPE, pattern: RegexSplit | None, core, token_bytes):
+    def __init__(self, normalizer, pre_tokenizer, model, ranks_model: BPE, pattern: RegexSplit | None, backend: str, token_bytes):
+        """``token_bytes``: ``{id: bytes}`` of the added tokens, which decode to their text."""
         super().__init__(normalizer, pre_tokenizer, model)
         self.ranks_model = ranks_model
         self.pattern = pattern
@@ -173,7 +174,7 @@ class RankBPEPlan(Plan):
         if pattern is not None and pattern.name in _native.SCANNERS:
             scanner = _native.SCANNERS[pattern.name]
         self.native_split = scanner >= 0
-        self.core = core.CoreBPE(ranks_model._ranks, token_bytes, scanner)
+        self.core = ranks_model.native_encoder(token_bytes, scanner, backend)
         self.decode_bytes = self.core.decode_bytes
 
     def encode(self, text: str, first: bool = True) -> list[int]:
@@ -186,7 +187,7 @@ class RankBPEPlan(Plan):
         if self.pattern is None:
             return core.encode_piece(text.encode("utf-8"))
         cache = self._cache
-        ranks_get = self.ranks_model._ranks.get
+        ranks_get = self.ranks_model.ranks.get
         encode_piece = core.encode_piece
         append = data_ids.append
         extend = data_ids.extend
@@ -268,7 +269,7 @@ def compile_plan(
     added = added or {}
     core = _native.core(backend)
     if core is not None:
-        plan = _rank_bpe_plan(normalizer, pre_tokenizer, model, decoder, added, core)
+        plan = _rank_bpe_plan(normalizer, pre_tokenizer, model, decoder, added, backend)
         if plan is not None:
             return plan
         plan = _sentencepiece_plan(normalizer, pre_tokenizer, model, core)
@@ -277,7 +278,7 @@ def compile_plan(
     return Plan(normalizer, pre_tokenizer, model)
 
 
-def _rank_bpe_plan(normalizer, pre, model, decoder, added, core) -> Plan | None:
+def _rank_bpe_plan(normalizer, pre, model, decoder, added, backend) -> Plan | None:
     if normalizer is not None:
         return None
     if isinstance(model, BPE):
@@ -289,24 +290,22 @@ def _rank_bpe_plan(normalizer, pre, model, decoder, added, core) -> Plan | None:
         pattern_str = byte_level_pattern(pre)
         if pattern_str is None or not isinstance(decoder, decoders.ByteLevel):
             return None
-        ranks_model = ranks_from_byte_level_bpe(model, frozenset(added), check_merges=False)
+        ranks_model = BPE.from_byte_level_pieces(model, frozenset(added), check_merges=False)
         if ranks_model is None:
             return None
         pattern = pretokenizers.RegexSplit(pattern_str)
     else:
         return None
-    token_bytes: dict[int, bytes] = dict(ranks_model._vocab)
-    for i, content in added.items():
-        token_bytes[i] = content.encode("utf-8")
+    token_bytes = {i: content.encode("utf-8") for i, content in added.items()}
     # The core keeps an id -> bytes array; ids spread far beyond the vocabulary size
     # (a hand-made rank file) would make it huge, so such tokenizers stay in Python.
-    if max(token_bytes) >= 2 * len(token_bytes) + 65536:
+    if max([ranks_model.max_id(), *token_bytes]) >= 2 * (len(ranks_model) + len(token_bytes)) + 65536:
         return None
-    plan = RankBPEPlan(normalizer, pre, model, ranks_model, pattern, core, token_bytes)
+    plan = RankBPEPlan(normalizer, pre, model, ranks_model, pattern, backend, token_bytes)
     if isinstance(model, PieceBPE):
-        ranks = ranks_model._ranks
-        pairs = [(ranks[a], ranks[b]) for a, b in ranks_model._merges or ()]
-        if plan.core.first_underived_merge(pairs) >= 0:  # the same check, natively
+        ranks = ranks_model.ranks
+        pairs = [(ranks[a], ranks[b]) for a, b in ranks_model.merges or ()]
+        if plan.core.first_underived_merge(pairs) >= 0:  # BPE.first_underived_merge, natively
             return None
     return plan
 
@@ -335,84 +334,6 @@ def byte_level_pattern(pre: Any) -> str | None:
         ):
             return items[0]["pattern"]["Regex"]
     return None
-
-
-def ranks_from_byte_level_bpe(
-    model: PieceBPE, added_ids: frozenset[int] = frozenset(), check_merges: bool = True
-) -> BPE | None:
-    """A rank :class:`BPE` giving the same ids as HF's byte-level ``BPE`` model, or ``None``
-    when rank merging would differ (see the module docstring). Ids in ``added_ids`` (added
-    tokens, matched before the model runs) are left out of the ranks. ``check_merges=False``
-    leaves the last check (:func:`first_underived_merge`) to the caller, who may run it
-    natively."""
-    if model.dropout or model.unk_token or model.continuing_subword_prefix or model.end_of_word_suffix:
-        return None
-    if model.byte_fallback or model.is_sentencepiece:
-        return None
-    vocab: dict[int, bytes] = {}
-    decode_string = bytelevel.decode_string
-    for tok, i in model.get_vocab().items():
-        if i in added_ids:
-            continue
-        try:
-            vocab[i] = decode_string(tok)
-        except KeyError:
-            return None
-    ranks: dict[bytes, int] = {}
-    for i, b in vocab.items():
-        if b in ranks:
-            return None
-        ranks[b] = i
-    merges: list[tuple[bytes, bytes]] = []
-    last = -1
-    made: set[bytes] = set()
-    for a, b in model.merges:
-        try:
-            left, right = decode_string(a), decode_string(b)
-        except KeyError:
-            return None
-        r = ranks.get(left + right)
-        if r is None or r <= last or left not in ranks or right not in ranks:
-            return None
-        last = r
-        made.add(left + right)
-        merges.append((left, right))
-    if sum(1 for t in ranks if len(t) == 1) != 256:
-        return None
-    # Rank BPE looks a piece up whole before merging; HF merges every piece (unless
-    # ignore_merges): a token that no merge makes would differ.
-    if not model.ignore_merges and any(len(t) > 1 and t not in made for t in ranks):
-        return None
-    rank_model = BPE._trusted(vocab, ranks, merges)
-    if check_merges and first_underived_merge(rank_model) >= 0:
-        return None
-    return rank_model
-
-
-def first_underived_merge(rank_model: BPE) -> int:
-    """Index of the first merge ``(a, b)`` such that merging the bytes of ``a + b`` with the
-    tokens of lower rank does not give exactly ``[a, b]``, or -1.
-
-    When every merge passes, the merge list is the one the ranks imply (the merges a
-    tiktoken rank file is converted to), so HF's merging by priority and tiktoken's merging
-    by rank give the same ids. A list that fails (``b c``, ``a b``, ``ab c``: HF merges
-    ``abc`` to ``a bc`` and stops, rank BPE reaches ``abc``) stays on the Python plan.
-
-    >>> from tokenforge.models.bpe import BPE
-    >>> base = {i: bytes([i]) for i in range(256)}
-    >>> first_underived_merge(BPE({**base, 256: b"bc", 257: b"ab", 258: b"abc"}, [(b"b", b"c"), (b"a", b"b"), (b"ab", b"c")]))
-    2
-    >>> first_underived_merge(BPE({**base, 256: b"ab", 257: b"abc"}, [(b"a", b"b"), (b"ab", b"c")]))
-    -1
-    """
-    from .models.bpe import _RanksBelow
-
-    ranks = rank_model._ranks
-    for k, (a, b) in enumerate(rank_model._merges or ()):
-        r = ranks[a + b]
-        if bpe_merge_bytes(_RanksBelow(ranks, r), a + b) != [a, b]:
-            return k
-    return -1
 
 
 def sentencepiece_split_is_exact(pieces: Sequence[str], user_defined: Sequence[str]) -> bool:

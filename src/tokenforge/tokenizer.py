@@ -320,7 +320,7 @@ class Tokenizer:
         if isinstance(self._plan, _plans.RankBPEPlan):
             return self._plan.ranks_model
         if self._is_byte_level_pieces():
-            ranks = _plans.ranks_from_byte_level_bpe(self._model, frozenset(self._added_by_id))
+            ranks = BPE.from_byte_level_pieces(self._model, frozenset(self._added_by_id))
             if ranks is not None:
                 return ranks
         raise FileFormatError(

@@ -225,14 +225,102 @@ class BPE(Model):
         return obj
 
     @classmethod
-    def _trusted(cls, vocab: dict[int, bytes], ranks: dict[bytes, int], merges: list[tuple[bytes, bytes]] | None) -> "BPE":
-        """A model from tables its caller has already checked (distinct non-empty bytes,
-        ids in range, all 256 bytes, merges of known tokens) and does not keep: no copies."""
+    def from_byte_level_pieces(
+        cls, model: "PieceBPE", skip_ids: frozenset[int] = frozenset(), check_merges: bool = True
+    ) -> "BPE | None":
+        """The rank model giving the same ids as HF's byte-level ``BPE`` model ``model``
+        (tokens in GPT-2's printable alphabet, merges by priority), or ``None`` when rank
+        merging could differ. Ids in ``skip_ids`` (added tokens, matched before the model
+        runs) are left out.
+
+        HF merges pairs by merge priority, tiktoken-style BPE by the rank of the merged
+        token; they agree when merge ``k`` makes a token whose id grows with ``k``, every
+        multi-byte token is made by a merge (rank BPE looks a piece up whole first, unless
+        the model sets ``ignore_merges``), all 256 bytes are tokens, and the merge list is
+        the one the ranks imply (:meth:`first_underived_merge`; ``check_merges=False``
+        leaves that check to a caller that runs it natively).
+        """
+        if model.dropout or model.unk_token or model.continuing_subword_prefix or model.end_of_word_suffix:
+            return None
+        if model.byte_fallback or model.is_sentencepiece:
+            return None
+        vocab: dict[int, bytes] = {}
+        decode_string = _bytelevel.decode_string
+        for tok, i in model.get_vocab().items():
+            if i in skip_ids:
+                continue
+            try:
+                vocab[i] = decode_string(tok)
+            except KeyError:
+                return None
+        ranks: dict[bytes, int] = {}
+        for i, b in vocab.items():
+            if b in ranks or not 0 <= i < MAX_ID:
+                return None
+            ranks[b] = i
+        merges: list[tuple[bytes, bytes]] = []
+        last = -1
+        made: set[bytes] = set()
+        for a, b in model.merges:
+            try:
+                left, right = decode_string(a), decode_string(b)
+            except KeyError:
+                return None
+            r = ranks.get(left + right)
+            if r is None or r <= last or left not in ranks or right not in ranks:
+                return None
+            last = r
+            made.add(left + right)
+            merges.append((left, right))
+        if sum(1 for t in ranks if len(t) == 1) != 256:
+            return None
+        if not model.ignore_merges and any(len(t) > 1 and t not in made for t in ranks):
+            return None
         obj = cls.__new__(cls)
         obj._vocab = vocab if list(vocab) == sorted(vocab) else dict(sorted(vocab.items()))
         obj._ranks = ranks
         obj._merges = merges
+        if check_merges and obj.first_underived_merge() >= 0:
+            return None
         return obj
+
+    def first_underived_merge(self) -> int:
+        """Index of the first merge ``(a, b)`` such that merging the bytes of ``a + b`` with
+        the tokens of lower rank does not give exactly ``[a, b]``, or -1 (also for a model
+        without merges).
+
+        When every merge passes, the merge list is the one the ranks imply (the merges a
+        tiktoken rank file is converted to), so merging by merge priority and merging by
+        rank give the same ids. A list that fails (``b c``, ``a b``, ``ab c``: merging by
+        the list turns ``abc`` into ``a bc`` and stops, merging by rank reaches ``abc``)
+        cannot be run by rank.
+
+        >>> base = {i: bytes([i]) for i in range(256)}
+        >>> BPE({**base, 256: b"bc", 257: b"ab", 258: b"abc"}, [(b"b", b"c"), (b"a", b"b"), (b"ab", b"c")]).first_underived_merge()
+        2
+        >>> BPE({**base, 256: b"ab", 257: b"abc"}, [(b"a", b"b"), (b"ab", b"c")]).first_underived_merge()
+        -1
+        """
+        ranks = self._ranks
+        for k, (a, b) in enumerate(self._merges or ()):
+            if bpe_merge_bytes(_RanksBelow(ranks, ranks[a + b]), a + b) != [a, b]:
+                return k
+        return -1
+
+    def native_encoder(
+        self, extra_token_bytes: Mapping[int, bytes] | None = None, scanner: int = -1, backend: str = "auto"
+    ) -> Any:
+        """The native encoder of this model (``_core.CoreBPE``: rank merge, the scanner of a
+        named split pattern when ``scanner >= 0``, batches on threads, decoding), or ``None``
+        on the Python backend. ``extra_token_bytes`` adds ids that decode to given bytes
+        (a tokenizer's special tokens)."""
+        core = _native.core(backend)
+        if core is None:
+            return None
+        decoder = dict(self._vocab)
+        if extra_token_bytes:
+            decoder.update(extra_token_bytes)
+        return core.CoreBPE(self._ranks, decoder, scanner)
 
     # -- read-only views -------------------------------------------------
     @property
