@@ -169,6 +169,11 @@ def _operation(spec, tok, text, lines):
         return (lambda: [tok.encode(t) for t in lines]), _digest_batch, "encode per line"
     if kind == "decode":
         ids = tok.encode(text)
+        # The earlier Pipeline.decode dropped special tokens by default; the one Tokenizer keeps
+        # them unless asked (as tiktoken and transformers do): ask, so both give the same text.
+        if current and _has_kwarg(tok.decode, "skip_special_tokens") and type(tok.decode.__self__).__name__ == "Tokenizer" \
+                and not getattr(tok, "is_byte_level", True):
+            return (lambda: tok.decode(ids, skip_special_tokens=True)), _digest_text, "decode(ids, skip_special_tokens=True)"
         return (lambda: tok.decode(ids)), _digest_text, "decode(ids)"
     if kind == "new_numpy":
         fn = getattr(tok, "encode_batch_to_numpy", None)

@@ -40,10 +40,8 @@ gets and that every plan equals the ``python`` plan.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from . import _native, decoders, pretokenizers
@@ -127,13 +125,9 @@ class Plan:
         return out
 
     # -- batches -----------------------------------------------------------------
-    #: Whether ``encode`` releases the GIL, so that threads run in parallel.
-    parallel = False
-
     def encode_batch(self, texts: list[str], num_threads: int) -> list[list[int]]:
-        if self.parallel and num_threads > 1 and len(texts) > 1:
-            with ThreadPoolExecutor(min(num_threads, len(texts))) as pool:
-                return list(pool.map(self.encode, texts, chunksize=max(1, len(texts) // (8 * num_threads))))
+        """Ids of each text. The native plans run the batch on ``num_threads`` threads with
+        the GIL released; the Python stages hold the GIL, so they run one text at a time."""
         return [self.encode(t) for t in texts]
 
     def encode_flat(self, texts: list[str], num_threads: int) -> tuple[Any, Any]:
@@ -163,7 +157,6 @@ class RankBPEPlan(Plan):
     """Byte-level BPE by rank: native scanner (named patterns) + native rank merge."""
 
     name = "rank-bpe"
-    parallel = True
 
     def __init__(self, normalizer, pre_tokenizer, model, ranks_model: BPE, pattern: RegexSplit | None, backend: str, token_bytes):
         """``token_bytes``: ``{id: bytes}`` of the added tokens, which decode to their text."""
@@ -238,17 +231,55 @@ class RankBPEPlan(Plan):
 
 
 class SentencePiecePlan(Plan):
-    """sentencepiece's normalizer + Unigram lattice or score-driven BPE, in one native call."""
+    """sentencepiece's normalizer + Unigram lattice or score-driven BPE, in one native call.
+
+    The native objects are built on first use (loading a ``.model`` stays as cheap as
+    reading it). If the core cannot take this model after all, or a Unigram text is left
+    with an uncovered run of unknown characters, the Python stages serve that call: they
+    give the same ids, or raise the error the Python path raises.
+    """
 
     name = "sentencepiece"
-    parallel = True
 
-    def __init__(self, normalizer, pre_tokenizer, model, fused: Callable[[str], list[int]]) -> None:
+    def __init__(self, normalizer, pre_tokenizer, model, core) -> None:
         super().__init__(normalizer, pre_tokenizer, model)
-        self._fused = fused
+        self._core = core
+        self._native: Any = None  # (normalizer, model) handles; False: the core declined
+
+    def _handles(self) -> Any:
+        h = self._native
+        if h is None:
+            try:
+                norm = self.normalizer.native_normalizer()
+                enc = self.model.native_encoder()
+                h = (norm, enc) if norm is not None and enc is not None else False
+            except (UnicodeError, ValueError, TypeError):
+                h = False
+            self._native = h
+        return h
 
     def encode(self, text: str, first: bool = True) -> list[int]:
-        return self._fused(fix_surrogates(text)) if text else []
+        if not text:
+            return []
+        h = self._handles()
+        if h:
+            text = fix_surrogates(text)
+            one = self._core.spm_bpe_encode if isinstance(self.model, PieceBPE) else self._core.spm_unigram_encode
+            ids = one(h[0], h[1], text)
+            if ids is not None:
+                return ids
+        return super().encode(text, first)
+
+    def encode_batch(self, texts: list[str], num_threads: int) -> list[list[int]]:
+        h = self._handles()
+        if not h:
+            return [self.encode(t) for t in texts]
+        fixed = [fix_surrogates(t) for t in texts]
+        out = self._core.spm_encode_batch(h[0], h[1], fixed, num_threads)
+        for k, ids in enumerate(out):
+            if ids is None:
+                out[k] = super().encode(fixed[k])
+        return out
 
     def describe(self) -> str:
         return f"sentencepiece (native normalizer + {type(self.model).__name__})"
@@ -356,30 +387,18 @@ def sentencepiece_split_is_exact(pieces: Sequence[str], user_defined: Sequence[s
 def _sentencepiece_plan(normalizer, pre, model, core) -> Plan | None:
     if type(normalizer) is not SentencePieceNormalizer:
         return None
-    try:
-        norm = normalizer.native_normalizer()
-        if norm is None:
-            return None
-        if type(model) is PieceBPE and model.is_sentencepiece and not model.dropout:
-            if pre is not None:
-                if pre != pretokenizers.Split(SP_WORD_SPLIT, "merged_with_next"):
-                    return None
-                types = model.types or []
-                pieces = [model.id_to_token(i) for i in range(len(types))]
-                user = [p for p, t in zip(pieces, types) if t == PieceType.USER_DEFINED]
-                if not sentencepiece_split_is_exact(pieces, user):
-                    return None
-            bpe = model.native_encoder()
-            if bpe is None:
+    if type(model) is PieceBPE and model.is_sentencepiece and not model.dropout:
+        if pre is not None:
+            if pre != pretokenizers.Split(SP_WORD_SPLIT, "merged_with_next"):
                 return None
-            return SentencePiecePlan(normalizer, pre, model, functools.partial(core.spm_bpe_encode, norm, bpe))
-        if type(model) is Unigram and pre is None:
-            lattice = model.native_encoder()
-            if lattice is None:
+            types = model.types or []
+            pieces = [model.id_to_token(i) for i in range(len(types))]
+            user = [p for p, t in zip(pieces, types) if t == PieceType.USER_DEFINED]
+            if not sentencepiece_split_is_exact(pieces, user):
                 return None
-            return SentencePiecePlan(normalizer, pre, model, functools.partial(core.spm_unigram_encode, norm, lattice))
-    except (UnicodeError, ValueError, TypeError):
-        return None  # a piece the core cannot take: the Python plan decides (and raises)
+        return SentencePiecePlan(normalizer, pre, model, core)
+    if type(model) is Unigram and pre is None:
+        return SentencePiecePlan(normalizer, pre, model, core)
     return None
 
 

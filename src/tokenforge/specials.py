@@ -126,6 +126,16 @@ class SpecialTokens:
                 "or disallowed_special=() to encode it as ordinary text."
             )
 
+    def check_many(self, texts: list[str], disallowed: frozenset[str]) -> None:
+        """:meth:`check` on each text, with one regex search over all of them when no
+        special token holds the separator."""
+        pattern = cached_special_regex(disallowed)
+        if pattern is None:
+            return
+        if any(_SEP in t for t in disallowed) or pattern.search(_SEP.join(texts)) is not None:
+            for t in texts:
+                self.check(t, disallowed)
+
     def split(self, text: str, allowed: frozenset[str]) -> Iterator[tuple[str, int | None]]:
         """Yield ``(segment, None)`` for ordinary text and ``(token, id)`` for each
         allowed special token, in order; empty segments are skipped."""
@@ -143,6 +153,10 @@ class SpecialTokens:
             pos = m.end()
         if pos < len(text):
             yield text[pos:], None
+
+
+#: Joins a batch for one special-token search (a match cannot cross it unless a special holds it).
+_SEP = "\x00"
 
 
 def check_special_list(special_tokens, reserved: Collection[str] = ()) -> list[str]:

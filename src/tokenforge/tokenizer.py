@@ -711,20 +711,26 @@ class Tokenizer:
             raise EncodeInputError(f"{method} takes a sequence of str, not one str; use encode()")
         texts = list(texts)
         allowed, disallowed = self._resolve(allowed_special, disallowed_special)
-        for n, t in enumerate(texts):
-            parts = t if isinstance(t, tuple) and len(t) == 2 else (t,)
-            for p in parts:
-                if not isinstance(p, str):
-                    raise EncodeInputError(f"{method} expects str items (or pairs of str); item {n} is {type(t).__name__}")
-                if disallowed:
-                    self._specials.check(p, disallowed)
+        flat = texts
+        if not all(type(t) is str for t in texts):
+            flat = []
+            for n, t in enumerate(texts):
+                parts = t if isinstance(t, tuple) and len(t) == 2 else (t,)
+                for p in parts:
+                    if not isinstance(p, str):
+                        raise EncodeInputError(
+                            f"{method} expects str items (or pairs of str); item {n} is {type(t).__name__}"
+                        )
+                    flat.append(p)
+        if disallowed:
+            self._specials.check_many(flat, disallowed)
         return texts, allowed, disallowed
 
     def _batch_is_plain(self, texts: list, allowed: frozenset[str]) -> bool:
         """Can the plan take these texts whole: no added token can match, no pair."""
         if self._has_normalized or self._matcher(allowed, False) is not None:
             return False
-        return not any(isinstance(t, tuple) for t in texts)
+        return all(type(t) is str for t in texts)
 
     def _encode_ids(self, text: str, allowed: frozenset[str], disallowed: frozenset[str], model_kwargs) -> list[int]:
         _check_text(text)
@@ -1041,16 +1047,19 @@ class Tokenizer:
         tokens = []
         added = self._added_by_id
         id_to_token = self._model.id_to_token
+        append = tokens.append
         for pos, i in enumerate(ids):
-            t = added.get(i) if _is_int(i) else None
+            if type(i) is not int and not _is_int(i):  # exact ints first: the common case, cheaply
+                raise UnknownIdError(self._unknown_id_message(i, pos))
+            t = added.get(i)
             if t is not None:
                 if not (skip_special_tokens and t.special):
-                    tokens.append(t.content)
+                    append(t.content)
                 continue
-            tok = id_to_token(i) if _is_int(i) else None
+            tok = id_to_token(i)
             if tok is None:
                 raise UnknownIdError(self._unknown_id_message(i, pos))
-            tokens.append(tok)
+            append(tok)
         return tokens
 
     def _unknown_id_message(self, token_id: Any, pos: int | None) -> str:

@@ -424,3 +424,19 @@ def test_threads_share_a_pipeline_and_get_the_sequential_ids(shared_data):
         with ThreadPoolExecutor(4) as pool:
             got = list(pool.map(lambda c: tok.encode(c, disallowed_special=()), chunks))
         assert got == want
+
+
+@pytest.mark.parametrize("model", MODEL_FILES)
+def test_native_batch_on_threads_equals_one_by_one(shared_data, model):
+    """spm_encode_batch: every text on a pool of threads, the GIL released, same ids."""
+    path = shared_data / "vocab" / "sentencepiece" / model
+    if not path.is_file():
+        pytest.skip(f"{model} not found")
+    tok = tokenforge.load(str(path))
+    text = (shared_data / "text" / "tinyshakespeare.txt").read_text(encoding="utf-8")[:20000]
+    texts = text.splitlines() + ["", " ", "龘😀 x\ud800", text, "吾輩は猫である。" * 50]
+    one = [tok.encode(t, disallowed_special=()) for t in texts]
+    for n in (1, 2, 4):
+        assert tok.encode_batch(texts, num_threads=n, disallowed_special=()) == one
+    ids, offsets = tok.encode_batch_to_numpy(texts, num_threads=2, disallowed_special=())
+    assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(texts))] == one
