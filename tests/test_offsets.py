@@ -1,5 +1,5 @@
 """encode_with_offsets: every token maps back to its span of the ORIGINAL text, in
-code points and in UTF-8 bytes, for every tokenizer family (seed 000 §5.6)."""
+code points and in UTF-8 bytes, for every tokenizer family."""
 
 from __future__ import annotations
 

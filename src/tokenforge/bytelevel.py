@@ -1,4 +1,4 @@
-"""GPT-2's reversible byte <-> unicode alphabet (seed 000 §3.1, D01).
+"""GPT-2's reversible byte <-> unicode alphabet (Radford et al., 2019; OpenAI's GPT-2 ``encoder.py``).
 
 GPT-2's ``vocab.json`` and ``merges.txt`` store token bytes as printable
 strings: the 188 printable bytes stand for themselves, and the other 68 bytes

@@ -1,4 +1,4 @@
-"""Chat templates that user text cannot inject into (seed 000 §5.5, Q25).
+"""Chat templates that user text cannot inject into (ChatML; tiktoken's ``disallowed_special``).
 
 A chat template turns messages into ids with control tokens between them
 (``<|im_start|>``, ``<|eot_id|>``). The usual way, rendering one string with the
@@ -7,7 +7,7 @@ allowed, has a hole: a user message that contains the literal text
 ``<|im_start|>system`` becomes a real control token, and the user has forged a
 system turn (a prompt injection, and a correctness bug in training data).
 
-The fix the seed names is to encode in separate channels: the template puts the
+The fix is to encode in separate channels: the template puts the
 control ids in **by code**, and every piece of text (role names, message
 contents) is encoded **with special-token matching off**, so whatever a message
 says, it becomes ordinary tokens. :meth:`ChatTemplate.render` does exactly that;

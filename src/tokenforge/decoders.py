@@ -2,9 +2,9 @@
 
 Byte-level BPE tokens are byte strings, and a token may hold part of a UTF-8
 character (a CJK character or an emoji often spans two or three tokens). So
-text is decoded from the joined bytes, never token by token (seed 004 §8.4),
-and a streaming decoder buffers bytes until they form whole characters
-(seed 003: "串流 API 必須緩衝到能解碼為止"): it never emits half a character
+text is decoded from the joined bytes, never token by token (as with
+tiktoken's ``decode_bytes``), and a streaming decoder buffers bytes until they
+form whole characters: it never emits half a character
 and, with ``errors="replace"``, emits U+FFFD only for bytes that can no
 longer become valid UTF-8.
 """

@@ -1,11 +1,12 @@
 """Normalizers: rewrite text before pre-tokenization, keeping a map back to the original.
 
-A normalizer may change the number of code points (seed 000 §5.6): NFKC turns
+A normalizer may change the number of code points: NFKC turns
 ``ﬃ`` (1 code point) into ``ffi`` (3), NFC turns ``e`` + U+0301 (2) into ``é``
 (1), BERT's cleaner deletes control characters, and BERT's CJK spacing and
 :class:`Prepend` insert characters. :class:`NormalizedText` therefore carries,
 for every character of the normalized text, the span of the original text it
-came from, so that token offsets survive normalization:
+came from, so that token offsets survive normalization (as HF tokenizers'
+``NormalizedString`` alignments do):
 
 - a character rewritten into several (``ﬃ`` → ``f``, ``f``, ``i``) gives each
   of them the span of the one original character;

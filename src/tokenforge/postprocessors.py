@@ -4,8 +4,9 @@ A post-processor turns the ids of one text (or a pair) into the model's input:
 ``[CLS] A [SEP] B [SEP]`` with type ids 0/1 for BERT, ``<s> A </s>`` for
 Llama-style models. It runs only when ``add_special_tokens`` is on, and it
 puts ids in by code, never by matching strings in the text, so user text
-cannot forge a control token (seed 000 §5.5). Seed 000 §5.5 also warns
-against adding BOS twice: text that already starts with the BOS string is
+cannot forge a control token (the ChatML rule; tiktoken's ``disallowed_special``
+default). Adding BOS twice is also guarded against: text that already starts
+with the BOS string is
 an error under the default special-token policy, and ``add_special_tokens=False``
 is how a caller who builds the sequence by hand turns the template off.
 

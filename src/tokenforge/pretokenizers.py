@@ -1,7 +1,7 @@
 """Pre-tokenization: cut text into pieces that the model encodes independently.
 
 BPE merges never cross a piece boundary, so the split pattern is as much a
-part of a tokenizer as its merges (seed 004 §10.6, seed 000 §5.8). The named
+part of a tokenizer as its merges (Radford et al., 2019). The named
 patterns below are the published ones (``shared/data/vocab/tiktoken/ENCODINGS.md``);
 ``gpt2`` is written in tiktoken's equivalent possessive form, which gives the
 same pieces as the original GPT-2 pattern and runs faster.

@@ -1,6 +1,6 @@
 """Special tokens: matched first, on raw text, longest match first.
 
-Special tokens sit outside the pipeline (DESIGN §1). Every encode call states
+Special tokens sit outside the pipeline. Every encode call states
 a policy with tiktoken's two arguments:
 
 * ``allowed_special``: the specials that are encoded as their special id when
@@ -10,7 +10,7 @@ a policy with tiktoken's two arguments:
   default, means every special that is not allowed; ``()`` means none, so
   their strings are encoded as ordinary text).
 
-Raising by default closes the injection hole of seed 004 §10.7: user text that
+Raising by default closes an injection hole (tiktoken's default): user text that
 contains ``<|endoftext|>`` cannot forge a document boundary unless the caller
 asked for it. Matching is longest first, so ``<|endoftext|><|endoftext|>``
 wins over ``<|endoftext|>`` when both are registered.

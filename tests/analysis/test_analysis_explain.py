@@ -1,4 +1,4 @@
-"""explain(): the pipeline stage by stage, and the seed 000 §5.1/§5.2 demonstrations."""
+"""explain(): the pipeline stage by stage, and the number-splitting and indentation demonstrations."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def test_explained_merges_reproduce_encode_ordinary(enc, text):
     assert b"".join(ex.token_bytes) == enc.decode_bytes(ids)
 
 
-def test_merge_trace_d06():
+def test_merge_trace_ab_abc():
     ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257}
     merges, parts = merge_trace(ranks, b"abcab")
     assert [(m.left, m.right, m.rank, m.start) for m in merges] == [

@@ -1,4 +1,4 @@
-"""Glitch-token candidates and unreachable tokens (seed 000 §5.3, seed 004 §12.5)."""
+"""Glitch-token candidates and unreachable tokens (Rumbelow & Watkins, 2023; Land & Bartolo, 2024)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _brute_force_ids(tok, alphabet: str, max_len: int) -> set[int]:
     return seen
 
 
-def test_d06_tokens_are_reachable_alone():
+def test_ab_abc_tokens_are_reachable_alone():
     # merges [a+b, ab+c]: "ab" is reachable through the text "ab" alone, "abc" through "abc"
     tok = _tokenizer({256: b"ab", 257: b"abc"}, merges=[(b"a", b"b"), (b"ab", b"c")])
     rep = reachability(tok, ids=[256, 257])
@@ -214,7 +214,7 @@ def test_glitch_cli_reachability_scan(capsys):
 
 
 def test_solidgoldmagikarp_is_reachable_yet_absent_from_ordinary_text():
-    # seed 004 §12.5: ' SolidGoldMagikarp' is one GPT-2 token, id 43453. It is reachable (its text
+    # Rumbelow & Watkins (2023): ' SolidGoldMagikarp' is one GPT-2 token, id 43453. It is reachable (its text
     # is one pre-token), so a corpus that never produces it lists it as an under-trained candidate.
     gpt2 = tokenforge.get_encoding("gpt2")
     assert gpt2.encode(" SolidGoldMagikarp") == [43453]

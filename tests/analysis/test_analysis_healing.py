@@ -1,4 +1,4 @@
-"""Prefix instability and token healing (seed 000 §5.4, D06)."""
+"""Prefix instability and token healing (Microsoft Guidance; Lundberg, 2023)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from tokenforge.analysis.healing import (
 )
 
 
-def _d06_tokenizer(pre_tokenizer=None) -> tokenforge.Tokenizer:
-    """The D06 merge table [a+b, ab+c]: vocab = 256 bytes + "ab" (256) + "abc" (257)."""
+def _ab_abc_tokenizer(pre_tokenizer=None) -> tokenforge.Tokenizer:
+    """The merge table [a+b, ab+c]: vocab = 256 bytes + "ab" (256) + "abc" (257)."""
     vocab = {b: bytes([b]) for b in range(256)}
     vocab[256] = b"ab"
     vocab[257] = b"abc"
@@ -30,8 +30,8 @@ def cl100k():
 
 
 @pytest.mark.parametrize("pattern", [None, "gpt2"])
-def test_d06_encode_ab_is_not_a_token_prefix_of_encode_abc(pattern):
-    tok = _d06_tokenizer(pattern)
+def test_encode_ab_is_not_a_token_prefix_of_encode_abc(pattern):
+    tok = _ab_abc_tokenizer(pattern)
     assert tok.encode("ab") == [256]
     assert tok.encode("abc") == [257]
     assert not is_prefix_stable(tok, "ab", "c")
@@ -40,8 +40,8 @@ def test_d06_encode_ab_is_not_a_token_prefix_of_encode_abc(pattern):
     assert unstable_boundaries(tok, "abc") == [1, 2]
 
 
-def test_d06_heal_backs_off_ab_and_allows_abc():
-    tok = _d06_tokenizer()
+def test_heal_backs_off_ab_and_allows_abc():
+    tok = _ab_abc_tokenizer()
     r = heal(tok, tok.encode("xab"), max_backoff=3)
     # "ab" is a proper prefix of the token "abc"; "xab" is a prefix of no token
     assert r.kept_ids == [ord("x")]
@@ -60,7 +60,7 @@ def test_d06_heal_backs_off_ab_and_allows_abc():
 
 
 def test_heal_a_token_that_nothing_extends_is_kept():
-    tok = _d06_tokenizer()
+    tok = _ab_abc_tokenizer()
     r = heal(tok, tok.encode("abc"))
     assert r.kept_ids == [257] and r.removed_ids == [] and r.prefix_bytes == b""
 
@@ -108,7 +108,7 @@ def test_heal_never_backs_off_special_tokens(cl100k):
 
 
 def test_multi_token_backoff_respects_max_backoff():
-    tok = _d06_tokenizer()
+    tok = _ab_abc_tokenizer()
     # "a" + "a": the tail "a" extends to "ab"; "aa" is a prefix of no token
     r = heal(tok, [ord("a"), ord("a")], max_backoff=2)
     assert r.removed_ids == [ord("a")]

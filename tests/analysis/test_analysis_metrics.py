@@ -1,4 +1,4 @@
-"""Fertility figures, bits per byte (seed 000 §1.2, §1.3, D07) and the five vocab sizes (§4.2, §4.3)."""
+"""Fertility figures, bits per byte (Rust et al., 2021; Gao et al., 2020) and the five vocab sizes."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from tokenforge.analysis.accounting import Accounting
 from tokenforge.cli.info import accounting_main, register_accounting_args
 from tokenforge.analysis.metrics import spaceless_share
 
-# D07's mixed code / Chinese corpus (seed 000 §7).
-D07_TEXTS = ["def add(x): return x + 1", "把变量加一🙂"]
+# A mixed code / Chinese corpus.
+MIXED_TEXTS = ["def add(x): return x + 1", "把变量加一🙂"]
 
 
 def byte_tokenizer(**specials: int) -> tokenforge.Tokenizer:
@@ -38,8 +38,8 @@ def tiny_bert() -> tokenforge.Tokenizer:
     return tokenforge.bert_wordpiece({"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4, "a": 5, "##b": 6, "c": 7})
 
 
-# ---------------------------------------------------------------- D07: bits per byte
-def test_d07_same_nll_same_bpb_although_loss_per_token_differs():
+# ---------------------------------------------------------------- bits per byte
+def test_same_nll_same_bpb_although_loss_per_token_differs():
     text = "abcdefgh"  # B = 8 bytes
     a, b = [2.0, 2.0], [1.0, 1.0, 1.0, 1.0]  # 4.0 nats as 2 tokens or as 4 tokens
     assert loss_per_token(a) == 2.0 and loss_per_token(b) == 1.0
@@ -70,24 +70,24 @@ def test_bpb_from_token_nll_sums_exactly():
     assert bits_per_byte_from_token_nll([0.1] * 10, "ab") == 1.0 / (2 * math.log(2))
 
 
-# ---------------------------------------------------------------- D07: fertility
-def test_d07_byte_tokenizer_fertility_is_one_token_per_byte():
+# ---------------------------------------------------------------- fertility
+def test_byte_tokenizer_fertility_is_one_token_per_byte():
     tok = byte_tokenizer()
-    total = measure(tok, D07_TEXTS[0]) + measure(tok, D07_TEXTS[1])
+    total = measure(tok, MIXED_TEXTS[0]) + measure(tok, MIXED_TEXTS[1])
     assert total.bytes == 43 and total.tokens == 43
     assert total.tokens_per_byte == 1.0 and total.bytes_per_token == 1.0
 
 
-def test_d07_char_tokenizer_fertility_micro_average():
-    parts = [metrics_from_counts(len(list(t)), t) for t in D07_TEXTS]
+def test_char_tokenizer_fertility_micro_average():
+    parts = [metrics_from_counts(len(list(t)), t) for t in MIXED_TEXTS]
     total = parts[0] + parts[1]
     assert (total.tokens, total.bytes, total.chars) == (30, 43, 30)
-    assert f"{total.tokens_per_byte:.3f}" == "0.698"  # seed 000 §A: char=0.698
+    assert f"{total.tokens_per_byte:.3f}" == "0.698"  # char tokenizer: 0.698
     # micro-average (sum of counts), not the mean of the two ratios
     assert total.tokens_per_byte != (parts[0].tokens_per_byte + parts[1].tokens_per_byte) / 2
 
 
-# ---------------------------------------------------------------- §1.2 figures
+# ---------------------------------------------------------------- fertility figures
 def test_measure_counts_and_ratios_by_hand():
     tok = byte_tokenizer()
     m = measure(tok, "héllo wörld")  # é and ö are 2 bytes each
@@ -166,7 +166,7 @@ def test_to_dict_has_counts_and_ratios(tiny_bert):
     assert json.loads(json.dumps(d)) == d
 
 
-# ---------------------------------------------------------------- §4.3 the five vocab sizes
+# ---------------------------------------------------------------- the five vocab sizes
 @pytest.mark.parametrize(
     "name, mergeable, special, length, id_space, hole_runs",
     [
@@ -175,7 +175,7 @@ def test_to_dict_has_counts_and_ratios(tiny_bert):
         ("gpt2", 50_256, 1, 50_257, 50_257, []),
     ],
 )
-def test_seed_vocab_table(name, mergeable, special, length, id_space, hole_runs):
+def test_known_vocab_table(name, mergeable, special, length, id_space, hole_runs):
     a = vocab_accounting(tokenforge.get_encoding(name))
     assert (a.mergeable, a.special, a.length, a.id_space) == (mergeable, special, length, id_space)
     assert a.hole_ranges() == hole_runs
@@ -193,8 +193,8 @@ def test_padding_and_embedding_parameters():
         vocab_accounting(tokenforge.get_encoding("gpt2"), pad_to=0)
 
 
-def test_seed_embedding_magnitudes():
-    # seed 000 §4.2, d = 4096: V = 32,000 -> about 1.3e8 parameters; V = 128,256 -> about 5.3e8 (tied)
+def test_embedding_magnitudes():
+    # d = 4096: V = 32,000 -> about 1.3e8 parameters; V = 128,256 -> about 5.3e8 (tied)
     def acct(v):
         return Accounting(name=None, kind="x", mergeable=v, special=0, added_ordinary=0, length=v, id_space=v,
                           missing_ids=(), pad_to=1, d_model=4096, tied=True)
@@ -215,7 +215,7 @@ def test_pipeline_accounting_counts_unk_as_special(tiny_bert):
 
 
 def test_pipeline_accounting_bert_and_spm(shared_data):
-    # seed 000 §4.3: bert-base-uncased 30,517 + 5 = 30,522
+    # bert-base-uncased 30,517 + 5 = 30,522
     bert = vocab_accounting(tokenforge.load(shared_data / "vocab" / "wordpiece" / "bert-base-uncased_vocab.txt"))
     assert (bert.mergeable, bert.special, bert.length, bert.id_space) == (30_517, 5, 30_522, 30_522)
     # Llama-2-style SentencePiece BPE (Mistral v1 has the same layout): <unk> <s> </s> + 31,997 pieces

@@ -1,5 +1,5 @@
 """Chat templates put control ids in by code and encode every message with special
-matching off, so user text cannot forge a control token (seed 000 §5.5, Q25)."""
+matching off, so user text cannot forge a control token (ChatML; tiktoken's disallowed_special)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Vocabulary extension keeps the old world intact and says exactly what changed
-(seed 000 §4.5, D08); new embedding rows are means of old rows."""
+(HF transformers' add_tokens; Hewitt, 2021); new embedding rows are means of old rows."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ TEXTS = [
 ]
 
 
-def test_d08_golden_description_mean():
-    """D08: old ids/encodings/specials unchanged; new row = mean(rows [0, 2]) = [4, 5, 6, 7]."""
+def test_golden_description_mean():
+    """Old ids/encodings/specials unchanged; new row = mean(rows [0, 2]) = [4, 5, 6, 7]."""
     old = tokenforge.Tokenizer(WordLevel({"tool": 0, "[UNK]": 1, "call": 2}), pre_tokenizer=WhitespaceSplit())
     emb = np.arange(12, dtype=np.float64).reshape(3, 4)
     before = emb.copy()
@@ -49,7 +49,7 @@ def test_d08_golden_description_mean():
     assert np.array_equal(out[:3], before) and np.array_equal(emb, before)
 
 
-def test_d08_on_byte_level_bpe():
+def test_extension_on_byte_level_bpe():
     enc = tokenforge.get_encoding("gpt2")
     assert enc.encode("!#") == [0, 2]
     emb = np.zeros((enc.n_vocab, 4))

@@ -1,7 +1,7 @@
 """Normalizers: alignment maps, exact agreement with HF tokenizers and sentencepiece,
 serialization and bad input.
 
-Seed 000 §5.6: ``ﬃ`` → ``ffi`` is 1 → 3 code points and NFC makes ``e`` + U+0301
+``ﬃ`` → ``ffi`` is 1 → 3 code points and NFC makes ``e`` + U+0301
 into ``é`` (2 → 1); offsets must still map back to the original.
 """
 
@@ -138,7 +138,7 @@ ADVERSARIAL = [
 ]
 
 # ---------------------------------------------------------------------------
-# NormalizedText and golden alignments (seed 000 §5.6)
+# NormalizedText and golden alignments
 
 
 def test_identity_normalized_text():

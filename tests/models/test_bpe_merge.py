@@ -1,4 +1,4 @@
-"""The rank-merge algorithm itself (seed 000 §2.1, D02, D06)."""
+"""The rank-merge algorithm itself (Sennrich et al., 2016; tiktoken)."""
 
 from __future__ import annotations
 
@@ -22,17 +22,17 @@ def _ranks(merges):
 
 
 def test_encoding_follows_frozen_rank_not_frequency():
-    # D02: with (a,b) ranked before (b,c), "abc" is ab|c; reversing the ranks gives a|bc.
+    # with (a,b) ranked before (b,c), "abc" is ab|c; reversing the ranks gives a|bc.
     assert bpe_merge_bytes(_ranks([(b"a", b"b"), (b"b", b"c")]), b"abc") == [b"ab", b"c"]
     assert bpe_merge_bytes(_ranks([(b"b", b"c"), (b"a", b"b")]), b"abc") == [b"a", b"bc"]
 
 
 def test_equal_pairs_merge_left_to_right_without_overlap():
-    # D02: "aaa" with a+a gives aa|a
+    # "aaa" with a+a gives aa|a
     assert bpe_merge_bytes(_ranks([(b"a", b"a")]), b"aaa") == [b"aa", b"a"]
 
 
-def test_prefix_instability_example_d06():
+def test_prefix_instability_example():
     ranks = _ranks([(b"a", b"b"), (b"ab", b"c")])
     assert bpe_merge_bytes(ranks, b"ab") == [b"ab"]
     assert bpe_merge_bytes(ranks, b"abc") == [b"abc"]

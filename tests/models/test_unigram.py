@@ -1,4 +1,4 @@
-"""Unigram: Viterbi/forward goldens (seed 000 D04), exactness against sentencepiece and HF
+"""Unigram: Viterbi/forward goldens (hand-computed), exactness against sentencepiece and HF
 tokenizers, sampling, the native core against the Python reference, and training."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from tokenforge.trainers.unigram import UnigramTrainer
 BACKENDS = ["python"] + (["native"] if _native.available() else [])
 needs_native = pytest.mark.skipif(not _native.available(), reason="the native core is not built")
 
-D04 = [("<unk>", 0.0), ("a", math.log(0.15)), ("b", math.log(0.15)), ("ab", math.log(0.40)),
+TOY = [("<unk>", 0.0), ("a", math.log(0.15)), ("b", math.log(0.15)), ("ab", math.log(0.40)),
        ("aba", math.log(0.20)), ("bab", math.log(0.10))]
 
 
@@ -33,23 +33,23 @@ def pieces_of(m: Unigram, ids: list[int]) -> list[str]:
     return [m.id_to_token(i) for i in ids]
 
 
-# -- D04 and the lattice rules ----------------------------------------------------------------------
+# -- the toy vocabulary and the lattice rules ----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_d04_viterbi_and_forward_marginal(backend):
-    m = Unigram(D04, backend=backend)
+def test_toy_viterbi_and_forward_marginal(backend):
+    m = Unigram(TOY, backend=backend)
     assert pieces_of(m, m.encode_piece("abab")) == ["ab", "ab"]
     assert math.exp(m.viterbi_score("abab")) == pytest.approx(0.16, rel=1e-12)
     assert math.exp(m.log_marginal("abab")) == pytest.approx(0.22350625, rel=1e-12)
     assert m.log_marginal("abab") >= m.viterbi_score("abab")
-    # the forward table of the seed, prefix by prefix
+    # the forward table, prefix by prefix
     for prefix, f in [("a", 0.15), ("ab", 0.4225), ("aba", 0.263375)]:
         assert math.exp(m.log_marginal(prefix)) == pytest.approx(f, rel=1e-12)
 
 
-def test_d04_nbest_lists_every_segmentation_best_first():
-    m = Unigram(D04)
+def test_toy_nbest_lists_every_segmentation_best_first():
+    m = Unigram(TOY)
     got = [(pieces_of(m, ids), round(math.exp(s), 6)) for ids, s in m.nbest("abab", 10)]
     assert got[0] == (["ab", "ab"], 0.16)
     assert got[1] == (["aba", "b"], 0.03)
@@ -71,7 +71,7 @@ def test_equal_scores_prefer_the_longer_last_piece(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_unknown_characters_merge_into_one_unk(backend):
-    m = Unigram(D04, backend=backend)
+    m = Unigram(TOY, backend=backend)
     assert pieces_of(m, m.encode_piece("xyab")) == ["<unk>", "ab"]
     assert pieces_of(m, m.encode_piece("axyzb")) == ["a", "<unk>", "b"]
     assert m.tokenize("axyzb") == [(1, 0, 1), (0, 1, 4), (2, 4, 5)]
@@ -167,8 +167,8 @@ def test_native_seed_pieces_equal_python(words, max_len, split_digits):
 
 
 def test_estep_expected_counts_sum_over_all_segmentations():
-    # D04 lattice of "abab": the posterior of each piece, by enumeration of the 6 paths
-    m = Unigram(D04[1:], unk_id=None)
+    # the toy lattice of "abab": the posterior of each piece, by enumeration of the 6 paths
+    m = Unigram(TOY[1:], unk_id=None)
     words = [("abab", 3)]
     expected, obj = tr.estep_py(m, words)
     paths = {("ab", "ab"): .16, ("aba", "b"): .03, ("a", "bab"): .015, ("a", "b", "ab"): .009,
@@ -188,7 +188,7 @@ def test_estep_expected_counts_sum_over_all_segmentations():
 
 
 def test_sampling_is_deterministic_given_a_seed():
-    m = Unigram(D04)
+    m = Unigram(TOY)
     a = [m.encode_piece("ababab", sample=True, alpha=0.3, seed=7) for _ in range(5)]
     assert all(x == a[0] for x in a)
     rng1, rng2 = random.Random(3), random.Random(3)
@@ -204,7 +204,7 @@ def _chi_square(observed: Counter, expected: dict, n: int) -> float:
 
 @pytest.mark.parametrize("alpha", [0.3, 1.0])
 def test_forward_filtering_backward_sampling_follows_p_to_the_alpha(alpha):
-    m = Unigram(D04)
+    m = Unigram(TOY)
     exact = {tuple(ids): math.exp(alpha * s) for ids, s in m.nbest("abab", 100)}
     z = sum(exact.values())
     exact = {k: v / z for k, v in exact.items()}
@@ -217,7 +217,7 @@ def test_forward_filtering_backward_sampling_follows_p_to_the_alpha(alpha):
 
 
 def test_nbest_sampling_draws_from_the_n_best_only():
-    m = Unigram(D04)
+    m = Unigram(TOY)
     best3 = [(tuple(ids), s) for ids, s in m.nbest("abab", 3)]
     alpha = 0.8
     z = sum(math.exp(alpha * s) for _, s in best3)
@@ -233,9 +233,9 @@ def test_nbest_sampling_draws_from_the_n_best_only():
 
 
 def test_to_dict_is_the_hf_shape_and_round_trips():
-    m = Unigram(D04, byte_fallback=False)
+    m = Unigram(TOY, byte_fallback=False)
     d = m.to_dict()
-    assert d == {"type": "Unigram", "unk_id": 0, "vocab": [[p, s] for p, s in D04], "byte_fallback": False}
+    assert d == {"type": "Unigram", "unk_id": 0, "vocab": [[p, s] for p, s in TOY], "byte_fallback": False}
     assert Unigram.from_dict(d) == m
     m2 = pickle.loads(pickle.dumps(m))
     assert m2 == m and m2.encode_piece("abab") == m.encode_piece("abab")

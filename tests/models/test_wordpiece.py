@@ -1,4 +1,4 @@
-"""WordPiece: greedy longest-match encoding exactly as HF tokenizers (D03), BERT
+"""WordPiece: greedy longest-match encoding exactly as HF tokenizers, BERT
 vocab.txt reading/writing with HF's ids, and likelihood-score training (hand-computed
 goldens, determinism, Python reference == native loop, bad input)."""
 
@@ -39,21 +39,21 @@ def _toks(model: WordPiece, word: str) -> list[str]:
     return [model.id_to_token(i) for i in model.encode_piece(word)]
 
 
-# -- D03 (seed 000 §2.2) ------------------------------------------------------------------
+# -- greedy longest match -----------------------------------------------------------------------
 
 
-def test_d03_longest_continuation_wins():
+def test_longest_continuation_wins():
     wp = WordPiece({"[UNK]": 0, "a": 1, "##b": 2, "##bc": 3})
     assert _toks(wp, "abc") == ["a", "##bc"]
 
 
-def test_d03_one_failing_position_makes_the_whole_word_unk():
+def test_one_failing_position_makes_the_whole_word_unk():
     wp = WordPiece({"[UNK]": 0, "a": 1, "##b": 2})
     assert _toks(wp, "abc") == ["[UNK]"]
     assert wp.tokenize("abc") == [(0, 0, 3)]
 
 
-def test_d03_greedy_does_not_backtrack_out_of_a_dead_end():
+def test_greedy_does_not_backtrack_out_of_a_dead_end():
     # "ab" is the longest match at 0, then "c" has no ##c: [UNK], although a + ##bc would work
     wp = WordPiece({"[UNK]": 0, "a": 1, "ab": 2, "##bc": 3})
     assert _toks(wp, "abc") == ["[UNK]"]
@@ -349,7 +349,7 @@ def test_hand_computed_merges_and_ids(backend):
 
 
 def test_likelihood_not_frequency_picks_the_first_merge():
-    # seed 000 §2.2: BPE would merge the frequent (a, b); WordPiece merges (q, u)
+    # Schuster & Nakajima (2012): BPE would merge the frequent (a, b); WordPiece merges (q, u)
     counts = {"qu": 2, "ab": 8, "a": 2, "b": 2}
     t = WordPieceTrainer(vocab_size=10, special_tokens=["[UNK]"], show_progress=False)
     t.train_from_counts(counts)

@@ -1,4 +1,4 @@
-"""BPE training: golden merges from the seeds, CS336 semantics, determinism, bad input."""
+"""BPE training: golden merges from worked examples, CS336 semantics, determinism, bad input."""
 
 from __future__ import annotations
 
@@ -34,20 +34,20 @@ def _merges(text: str, n: int, **kw) -> list[tuple[bytes, bytes]]:
 
 
 def test_the_cat_in_the_hat_three_merges():
-    # seed 004 §10.4
+    # a small worked example
     assert _merges("the cat in the hat", 3) == [(b"t", b"h"), (b"th", b"e"), (b"the", b" ")]
 
 
 def test_aaabdaaabac_three_merges_prefer_greater_byte_string():
-    # seed 004 exercise 1: b"aa" > b"a", so (aa, a) beats (a, b) on the tie
+    # CS336 tie rule: b"aa" > b"a", so (aa, a) beats (a, b) on the tie
     assert _merges("aaabdaaabac", 3) == [(b"a", b"a"), (b"aa", b"a"), (b"aaa", b"b")]
 
 
-def test_d02_word_counts_first_merges():
-    # seed 000 D02: {"abab": 3, "abac": 1}: (a,b) has count 7, then (ab,ab) count 3.
+def test_word_counts_first_merges():
+    # {"abab": 3, "abac": 1}: (a,b) has count 7, then (ab,ab) count 3.
     merges = learn_merges({b"abab": 3, b"abac": 1}, 3)
     assert merges[:2] == [(b"a", b"b"), (b"ab", b"ab")]
-    # D02's toy breaks the 1-1 tie between (ab,a) and (a,c) towards the smaller pair; the issue's
+    # A smallest-pair tie rule would break the 1-1 tie between (ab,a) and (a,c) towards (a,c); our
     # rule (greatest pair of byte strings) picks (ab, a).
     assert merges[2] == (b"ab", b"a")
 

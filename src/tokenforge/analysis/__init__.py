@@ -1,20 +1,21 @@
-"""See inside a tokenizer: fertility, bits per byte, comparisons and vocab accounting (issue 6).
+"""See inside a tokenizer: fertility, bits per byte, comparisons and vocab accounting.
 
-* :mod:`.metrics`: bytes/token, chars/token, tokens/word, UNK rate (seed 000
-  §1.2) and bits per byte (§1.3, D07).
+* :mod:`.metrics`: bytes/token, chars/token, tokens/word, UNK rate (Rust et al.,
+  2021) and bits per byte (Gao et al., 2020).
 * :mod:`.compare`: tokenizers × texts, with each language's token count as a
-  ratio to English on parallel text (seed 003); table, markdown, CSV, JSON and a
+  ratio to English on parallel text (Petrov et al., 2023); table, markdown, CSV, JSON and a
   bar chart.
-* :mod:`.accounting`: the five "vocab sizes" that are not equal (seed 000 §4.3)
+* :mod:`.accounting`: the five "vocab sizes" that are not equal
   and the embedding parameters they cost.
-* :mod:`.glitch`: under-trained and unreachable tokens (seed 000 §5.3).
-* :mod:`.healing`: prefix stability and token healing (seed 000 §5.4, D06).
+* :mod:`.glitch`: under-trained and unreachable tokens (Rumbelow & Watkins, 2023;
+  Land & Bartolo, 2024).
+* :mod:`.healing`: prefix stability and token healing (Microsoft Guidance).
 * :mod:`.explain`: a tokenization, stage by stage; number splitting and
-  indentation costs (seed 000 §5.1).
+  indentation costs (Singh & Strouse, 2024).
 * :mod:`.offsets`: each token's span in the original text, in code points and
-  UTF-8 bytes, through normalization (seed 000 §5.6).
+  UTF-8 bytes, through normalization (as HF tokenizers' ``NormalizedString``).
 * :mod:`.extend`: extending a vocabulary safely, with a regression report and
-  embedding initialisation (seed 000 §4.5, D08).
+  embedding initialisation (Hewitt, 2021).
 """
 
 from __future__ import annotations

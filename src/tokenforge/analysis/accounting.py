@@ -1,4 +1,4 @@
-"""The five "vocab sizes" of one tokenizer, which are not equal (seed 000 §4.3).
+"""The five "vocab sizes" of one tokenizer, which are not equal.
 
 A tokenizer has five easily confused counts:
 
@@ -7,7 +7,7 @@ A tokenizer has five easily confused counts:
    id that is not special);
 2. **special tokens**: control tokens that text never merges into
    (``<|endoftext|>``, ``[CLS]``; for pipelines also the model's unknown token,
-   which SentencePiece counts among its meta pieces, seed 000 §4.3 Llama 2 row);
+   which SentencePiece counts among its meta pieces, e.g. Llama 2);
 3. **len(tokenizer)**: the number of distinct ids, ordinary plus special;
 4. **max id + 1**: the size of the id space, tiktoken's ``n_vocab``, larger
    than (3) when the id space has holes (cl100k_base: 100,261 tokens but
@@ -16,7 +16,7 @@ A tokenizer has five easily confused counts:
    alignment (Qwen2 pads 151,646 ids to 151,936 rows).
 
 The embedding costs rows × d parameters when input and output embeddings are
-tied, 2 × rows × d when untied (seed 000 §4.2).
+tied, 2 × rows × d when untied.
 
 >>> import tokenforge
 >>> a = vocab_accounting(tokenforge.get_encoding("cl100k_base"), pad_to=64, d_model=4096)
@@ -50,7 +50,7 @@ def _ranges(sorted_ids: list[int]) -> list[tuple[int, int]]:
 
 @dataclass(frozen=True)
 class Accounting:
-    """The five counts of seed 000 §4.3 for one tokenizer, and the embedding cost.
+    """The five counts for one tokenizer, and the embedding cost.
 
     ``missing_ids`` holds the unused ids below the largest id, in order.
     ``embedding_params`` is ``None`` unless ``d_model`` was given.
@@ -89,7 +89,7 @@ class Accounting:
 
     @property
     def embedding_params(self) -> int | None:
-        """``rows · d`` tied, ``2 · rows · d`` untied (seed 000 §4.2); ``None`` without ``d_model``."""
+        """``rows · d`` tied, ``2 · rows · d`` untied; ``None`` without ``d_model``."""
         if self.d_model is None:
             return None
         return self.embedding_rows * self.d_model * (1 if self.tied else 2)

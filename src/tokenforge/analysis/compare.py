@@ -1,12 +1,12 @@
 """Compare tokenizers on the same texts: fertility per language and the cost relative to English.
 
-For every tokenizer × text this reports the figures of seed 000 §1.2 (UTF-8
+For every tokenizer × text this reports the figures of Rust et al. (2021) (UTF-8
 bytes/token, chars/token, tokens/word with the word splitter named, UNK rate,
 total tokens; see :mod:`tokenforge.analysis.metrics`) and, when one text is
 English, each text's token count divided by the English token count under the
 same tokenizer. On parallel text, that ratio is what a user of the language
 pays per unit of meaning relative to an English user, and how much less of
-the context window they get (seed 003, "中文為什麼比英文貴"). On texts that are
+the context window they get (Petrov et al., 2023). On texts that are
 not translations of each other the ratio only compares lengths.
 
 A tokenizer is named by a spec:
@@ -273,13 +273,13 @@ class CompareReport:
             words = f"tokens/word: words = the {self.word_splitter!r} word splitter."
         out = [
             ("bytes: UTF-8 bytes of the text as given (before normalization); tokens: without added "
-             "[CLS]/<s> tokens (seed 000 §1.2)."),
+             "[CLS]/<s> tokens."),
             words,
             "UNK rate: – for tokenizers without an unknown token (byte-level BPE cannot produce one).",
         ]
         if self.reference:
             out.append(f"× {self.reference}: tokens ÷ tokens of the {self.reference!r} text under the same tokenizer; "
-                       f"on parallel text, the cost relative to {self.reference!r} (seed 003).")
+                       f"on parallel text, the cost relative to {self.reference!r} (Petrov et al., 2023).")
         return out
 
     def format(self, fmt: str = "table") -> str:
@@ -339,7 +339,7 @@ def compare(
     reference: str | None = "en",
     word_splitter: WordSplitter | Any = None,
 ) -> CompareReport:
-    """Measure every tokenizer on every text (seed 000 §1.2) and relate each text to ``reference`` (seed 003).
+    """Measure every tokenizer on every text and relate each text to ``reference`` (Petrov et al., 2023).
 
     ``tokenizers`` are specs (see the module docstring) or tokenizer objects.
     ``texts`` is ``{label: text}``, a list of files, or ``None`` for the UDHR

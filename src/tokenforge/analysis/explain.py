@@ -3,7 +3,7 @@
 :func:`explain` re-runs a tokenizer's pipeline in Python and records every
 stage: the normalized text (pipelines), the pre-tokens, and for byte-level BPE
 every merge in the order the rank rule applies it, as ``(left, right, rank)``.
-Encoding by frozen rank (seed 000 §2.1, D02) merges, inside one pre-token, the
+Encoding by frozen rank (Sennrich et al., 2016; tiktoken) merges, inside one pre-token, the
 adjacent pair whose concatenation has the lowest rank, leftmost first, until
 no adjacent pair is a token; a pre-token that is itself a token is produced
 whole without merging (tiktoken's rule), and the explanation says so. For
@@ -17,13 +17,13 @@ bytes that are not (complete) UTF-8. Vocabulary spellings such as GPT-2's
 ``Ġ``, SentencePiece's ``▁`` or ``<0xE4>`` are first mapped back to the bytes
 they stand for, so every family is shown the same way.
 
-Two demonstrations of seed 000 §5:
+Two demonstrations:
 
-- :func:`number_splits` (§5.1): the three generations of digit handling —
+- :func:`number_splits` (Singh & Strouse, 2024): the three generations of digit handling —
   GPT-2 leaves a digit run whole to BPE (irregular chunks), Llama 2 splits
   every digit, cl100k/o200k/Llama 3 cut runs into chunks of at most three
   digits, greedily from the left (``12345`` → ``123`` + ``45``).
-- :func:`indent_costs` (§5.2): the token cost of each indentation level in
+- :func:`indent_costs`: the token cost of each indentation level in
   code, i.e. how many extra tokens ``n`` leading spaces add to a line.
 """
 
@@ -55,7 +55,7 @@ __all__ = [
     "token_bytes",
 ]
 
-#: The example of seed 000 §5.1: a long digit run, a decimal, a year before a CJK character.
+#: The number-splitting example: a long digit run, a decimal, a year before a CJK character.
 NUMBERS_TEXT = "1234567 3.14159 2024年"
 
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", " ": "␣"}
@@ -435,10 +435,10 @@ def _explain_pipeline(pipe: Any, text: str) -> Explanation:
 
 
 # ---------------------------------------------------------------------------
-# seed 000 §5.1 and §5.2 demonstrations
+# number-splitting and indentation demonstrations
 # ---------------------------------------------------------------------------
 
-#: The encodings of the §5.1 table: GPT-2 (unbounded digit runs), cl100k (1-3 digits), Llama 3 (1-3 digits).
+#: The encodings of the number-splitting table: GPT-2 (unbounded digit runs), cl100k (1-3 digits), Llama 3 (1-3 digits).
 NUMBER_ENCODINGS = ("gpt2", "cl100k_base", "llama3")
 
 
@@ -462,7 +462,7 @@ def _resolve(spec: Any) -> tuple[str, Tokenizer | None, Any]:
 
 
 def number_splits(text: str = NUMBERS_TEXT, encodings: Iterable[Any] = NUMBER_ENCODINGS) -> list[dict[str, Any]]:
-    """How each encoding cuts the numbers in ``text`` (seed 000 §5.1).
+    """How each encoding cuts the numbers in ``text`` (Singh & Strouse, 2024).
 
     For every encoding: the pre-tokens its split pattern makes, and, when its
     ranks are available, the tokens. An entry of ``encodings`` is an encoding
@@ -496,7 +496,7 @@ def indent_costs(
     line: str = "return x",
     before: str = "def f(x):\n",
 ) -> list[dict[str, Any]]:
-    """The token cost of each indentation level 0..``max_spaces`` in code (seed 000 §5.2).
+    """The token cost of each indentation level 0..``max_spaces`` in code.
 
     ``cost[n] = len(encode(before + " " * n + line + "\\n")) - len(encode(before + line + "\\n"))``:
     the extra tokens that ``n`` spaces of indentation add to one line of code.
@@ -524,7 +524,7 @@ def indent_costs(
 
 def format_number_splits(rows: Iterable[Mapping[str, Any]], text: str = NUMBERS_TEXT) -> str:
     """The rows of :func:`number_splits` as text: each encoding's pieces and tokens."""
-    lines = [f"numbers in {text!r} (seed 000 §5.1)"]
+    lines = [f"numbers in {text!r}"]
     for r in rows:
         lines.append(f"  {r['encoding']}")
         lines.append("    pieces: " + " | ".join(repr(p) for p in r["pieces"]))
@@ -535,7 +535,7 @@ def format_number_splits(rows: Iterable[Mapping[str, Any]], text: str = NUMBERS_
 
 def format_indent_costs(rows: Iterable[Mapping[str, Any]], max_spaces: int) -> str:
     """The rows of :func:`indent_costs` as a table: extra tokens for 0..``max_spaces`` leading spaces."""
-    lines = ["extra tokens for n leading spaces on a line of code (seed 000 §5.2)"]
+    lines = ["extra tokens for n leading spaces on a line of code"]
     lines.append("  " + f"{'n':<22}" + " ".join(f"{n:>3}" for n in range(max_spaces + 1)))
     for r in rows:
         lines.append("  " + f"{r['encoding'][:22]:<22}" + " ".join(f"{c:>3}" for c in r["cost"]))

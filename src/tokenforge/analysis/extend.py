@@ -1,7 +1,8 @@
-"""Extending a vocabulary without breaking the old one (seed 000 §4.5, D08).
+"""Extending a vocabulary without breaking the old one (HF transformers' ``add_tokens`` +
+``resize_token_embeddings``; Hewitt, 2021).
 
 Editing the tokenizer file is only the first step of adding tokens to a trained
-model (seed 000 §4.5): old ids, merge ranks and normalization must stay frozen,
+model: old ids, merge ranks and normalization must stay frozen,
 the embedding and LM head grow new rows, those rows need an initialization, and
 a regression test must show what changed. This module does the tokenizer part
 and the initialization, and writes the regression report.
@@ -36,7 +37,7 @@ before still do.
 
 :func:`init_embeddings` gives new embedding rows the mean of the old rows of the
 token's old segmentation: its own surface for lexical tokens, a description
-text for control tokens whose surface means nothing (seed 000 §4.5 item 3).
+text for control tokens whose surface means nothing (Hewitt, 2021).
 With tied weights, write the result into the one shared matrix.
 """
 
@@ -152,7 +153,7 @@ def extend(
     test_texts: Iterable[str] = (),
     reuse_holes: bool = False,
 ) -> tuple[Any, ExtensionReport]:
-    """Add ``new_tokens`` and return ``(new_tokenizer, report)`` (seed 000 §4.5).
+    """Add ``new_tokens`` and return ``(new_tokenizer, report)``.
 
     The input tokenizer is not modified. ``test_texts`` is the regression set; the
     report also always checks every old id and every old special token.
@@ -300,7 +301,7 @@ def _outcome(tok: Any, text: str, **policy: Any) -> tuple[str, Any]:
 def regression_report(
     old: Any, new: Any, test_texts: Iterable[str], *, into: ExtensionReport | None = None
 ) -> ExtensionReport:
-    """Compare two tokenizers the way seed 000 §4.5 item 5 asks (see the module docstring).
+    """Compare two tokenizers for the regression report (see the module docstring).
 
     ``into``: fill this report instead of a fresh one (``extend`` passes its own).
     """
@@ -341,7 +342,7 @@ def init_embeddings(
     descriptions: Mapping[str, str] | None = None,
 ) -> Any:
     """Embedding matrix with rows for ``new_tokens``, each the mean of the old rows of
-    the token's old segmentation (seed 000 §4.5 item 3, D08).
+    the token's old segmentation (Hewitt, 2021).
 
     The segmentation is of ``descriptions[token]`` when given (control tokens, whose
     surface means nothing), else of the token itself (lexical tokens), by the OLD

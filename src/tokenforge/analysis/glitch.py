@@ -1,7 +1,7 @@
 """Glitch-token candidates: vocabulary that the encoder rarely or never produces.
 
-A glitch token (seed 000 §5.3, seed 004 §12.5) is in the vocabulary but
-(almost) never appears in the model's training stream, so its embedding row
+A glitch token (Rumbelow & Watkins, 2023; Land & Bartolo, 2024) is in the
+vocabulary but (almost) never appears in the model's training stream, so its embedding row
 gets (almost) no gradient — SolidGoldMagikarp in GPT-2/GPT-3. Two different
 reasons make a token rare, and this module reports both.
 
@@ -18,12 +18,12 @@ count every id, and compare each count with an *expected* count:
 - ``expected="uniform"``: every ordinary token is expected ``total / V`` times.
 
 A token is a candidate when its count is at most ``rare_max`` (default 2:
-"never" and "only 1–2 times", the two groups of seed 004 §12.5). Candidates
+"never" and "only 1–2 times"). Candidates
 are ordered by how surprising their count is: ``log p``, the log-probability
 of a count this low under a Poisson law with the expected mean,
 ``log P(X <= count | λ = expected)``. Corpus counts are only evidence about
-the tokenizer's training data; the seed's diagnosis of a real model also looks
-at embedding norms, which a tokenizer library cannot see.
+the tokenizer's training data; Land & Bartolo (2024) diagnose a real
+model by also looking at embedding norms, which a tokenizer library cannot see.
 
 **Unreachable tokens** (:func:`unreachable_tokens`, :func:`reachability`):
 tokens that byte-level BPE can never output, whatever the text. The argument

@@ -1,8 +1,8 @@
-"""Prefix stability and token healing (seed 000 §5.4, D06).
+"""Prefix stability and token healing (Microsoft Guidance; Lundberg, 2023).
 
 ``encode(s1)`` is in general **not** a token prefix of ``encode(s1 + s2)``:
-appending text can trigger a merge across the old end. The smallest example
-is D06: with the merges ``[a+b, ab+c]``, ``encode("ab") == [ab]`` but
+appending text can trigger a merge across the old end. The smallest example:
+with the merges ``[a+b, ab+c]``, ``encode("ab") == [ab]`` but
 ``encode("abc") == [abc]``. A prompt that ends mid-word therefore ends in a
 token boundary the model rarely saw in training ("The qu" → ``" qu"`` where
 training text had ``" quick"``).

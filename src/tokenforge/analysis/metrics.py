@@ -1,6 +1,6 @@
-"""How finely a tokenizer cuts a text, and loss per byte (seed 000 §1.2, §1.3, D07).
+"""How finely a tokenizer cuts a text, and loss per byte (Rust et al., 2021; Gao et al., 2020).
 
-"Fertility" means nothing until its denominator is named (seed 000 §1.2). This
+"Fertility" means nothing until its denominator is named. This
 module reports each denominator separately, all on the same text:
 
 * **UTF-8 bytes/token**: bytes of the text ÷ tokens. The byte count does not
@@ -26,9 +26,9 @@ Token counts never include the tokens a tokenizer adds around a sequence
 ``encode_ordinary``, so special-token strings in the text are counted as the
 ordinary text they are.
 
-Bits per byte (seed 000 §1.3) makes losses comparable across tokenizers:
+Bits per byte (Gao et al., 2020, "The Pile") makes losses comparable across tokenizers:
 loss/token depends on how many tokens the text was cut into, the byte count of
-the text does not. D07: the same 4.0 nats over 8 bytes is 2.0 nats/token with
+the text does not. The same 4.0 nats over 8 bytes is 2.0 nats/token with
 2 tokens and 1.0 with 4 tokens, but 0.7213 bits/byte either way.
 
 >>> round(bits_per_byte(4.0, "abcdefgh"), 4)
@@ -113,7 +113,7 @@ def spaceless_share(text: str) -> float:
 
 @dataclass(frozen=True)
 class WordSplitter:
-    """A named way of counting words: tokens/word is meaningless without the name (seed 000 §1.2).
+    """A named way of counting words: tokens/word is meaningless without the name.
 
     ``skip_spaceless`` makes :func:`measure` report tokens/word as ``None`` for
     text written mostly in scripts without word spaces, where this splitter
@@ -159,7 +159,7 @@ def _as_splitter(splitter: WordSplitter | Callable[[str], Sequence[str]] | str |
 
 @dataclass(frozen=True)
 class TextMetrics:
-    """Token counts of one text under one tokenizer, and the ratios of seed 000 §1.2.
+    """Token counts of one text under one tokenizer, and the ratios derived from them.
 
     ``bytes`` counts the UTF-8 bytes and ``chars`` the code points of the text
     as given, before any normalization the tokenizer applies. Ratios are
@@ -178,22 +178,22 @@ class TextMetrics:
 
     @property
     def bytes_per_token(self) -> float | None:
-        """UTF-8 bytes ÷ tokens: the tokenizer-independent compression figure (seed 000 §1.2)."""
+        """UTF-8 bytes ÷ tokens: the tokenizer-independent compression figure."""
         return self.bytes / self.tokens if self.tokens else None
 
     @property
     def chars_per_token(self) -> float | None:
-        """Code points ÷ tokens (seed 000 §1.2)."""
+        """Code points ÷ tokens."""
         return self.chars / self.tokens if self.tokens else None
 
     @property
     def tokens_per_byte(self) -> float | None:
-        """Tokens ÷ UTF-8 bytes: D07's fertility figure (1.0 for a byte tokenizer)."""
+        """Tokens ÷ UTF-8 bytes: fertility per byte (1.0 for a byte tokenizer)."""
         return self.tokens / self.bytes if self.bytes else None
 
     @property
     def tokens_per_word(self) -> float | None:
-        """Tokens ÷ words under :attr:`word_splitter` (seed 000 §1.2); ``None`` for spaceless scripts."""
+        """Tokens ÷ words under :attr:`word_splitter`; ``None`` for spaceless scripts."""
         if self.spaceless or not self.words:
             return None
         return self.tokens / self.words
@@ -206,7 +206,7 @@ class TextMetrics:
         return self.unk / self.tokens if self.tokens else 0.0
 
     def __add__(self, other: TextMetrics) -> TextMetrics:
-        """Sum of counts: the micro-average over several texts (D07 aggregates this way)."""
+        """Sum of counts: the micro-average over several texts."""
         if not isinstance(other, TextMetrics):
             return NotImplemented
         if other.word_splitter != self.word_splitter:
@@ -264,7 +264,7 @@ def metrics_from_counts(
 ) -> TextMetrics:
     """Metrics of ``text`` cut into ``n_tokens`` tokens, ``n_unk`` of them unknown.
 
-    D07's character tokenizer on its two texts (30 code points, 43 bytes):
+    A character tokenizer on two texts (30 code points, 43 bytes):
 
     >>> a = metrics_from_counts(24, "def add(x): return x + 1")
     >>> b = metrics_from_counts(6, "把变量加一🙂")
@@ -320,16 +320,16 @@ def _byte_count(text: str | bytes | bytearray) -> int:
 
 
 def bits_per_byte(total_nll_nats: float, text: str | bytes) -> float:
-    """Total negative log-likelihood (nats) per byte of text, in bits (seed 000 §1.3).
+    """Total negative log-likelihood (nats) per byte of text, in bits (Gao et al., 2020).
 
     ``BPB = total_nll_nats / (B · ln 2)`` where ``B`` is the number of bytes in
     the UTF-8 encoding of ``text`` exactly as given: the original text, before
     any normalization the tokenizer applies, with no BOS/EOS or special tokens.
-    Pass ``bytes`` to count another stream; seed 000 §1.3 warns that when a
+    Pass ``bytes`` to count another stream; when a
     tokenizer normalizes lossily (NFKC), both sides of a comparison must score
     the same post-normalization stream, so pass that stream to both.
 
-    D07: 4.0 nats over 8 bytes is 0.7213 bits/byte whether the text was 2 tokens
+    4.0 nats over 8 bytes is 0.7213 bits/byte whether the text was 2 tokens
     or 4.
 
     >>> bits_per_byte(4.0, "abcdefgh") == 4.0 / (8 * math.log(2))
@@ -344,12 +344,12 @@ def bits_per_byte(total_nll_nats: float, text: str | bytes) -> float:
 
 
 def bits_per_byte_from_token_nll(token_nll_nats: Iterable[float], text: str | bytes) -> float:
-    """Bits per byte from each token's NLL in nats, ``-log p(t_i | t_<i)`` (seed 000 §1.3).
+    """Bits per byte from each token's NLL in nats, ``-log p(t_i | t_<i)``.
 
     Sums the per-token losses (correctly rounded, :func:`math.fsum`) and calls
     :func:`bits_per_byte`; the byte stream is the same: UTF-8 of ``text`` as
     given, before normalization. The number of tokens does not matter, only
-    their total (D07):
+    their total:
 
     >>> round(bits_per_byte_from_token_nll([2.0, 2.0], "abcdefgh"), 4)
     0.7213
@@ -360,7 +360,7 @@ def bits_per_byte_from_token_nll(token_nll_nats: Iterable[float], text: str | by
 
 
 def loss_per_token(token_nll_nats: Sequence[float]) -> float:
-    """Mean NLL per token in nats: the figure that is NOT comparable across tokenizers (D07).
+    """Mean NLL per token in nats: the figure that is NOT comparable across tokenizers.
 
     >>> loss_per_token([2.0, 2.0]), loss_per_token([1.0] * 4)
     (2.0, 1.0)

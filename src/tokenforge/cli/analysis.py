@@ -44,7 +44,7 @@ def register_compare(subparsers: Any) -> argparse.ArgumentParser:
     c = subparsers.add_parser(
         "compare",
         help="compare tokenizers on texts: bytes/token, chars/token, tokens/word, UNK rate, cost vs English",
-        description="Compare tokenizers on the same texts (seed 000 §1.2; seed 003). A tokenizer is an encoding "
+        description="Compare tokenizers on the same texts (Rust et al., 2021; Petrov et al., 2023). A tokenizer is an encoding "
                     "name, a tokenizer file, or train:KIND[:VOCAB_SIZE] (KIND: " + ", ".join(TRAIN_KINDS) +
                     ") trained now on the embedded corpus. Without --text: the shipped UDHR sample "
                     "(articles 26-30 in 15 languages).",
@@ -112,10 +112,10 @@ def register_explain(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("text", nargs="?", help="text to explain")
     p.add_argument("--tokenizer", "-t", default="cl100k_base", help="encoding name or tokenizer file")
-    p.add_argument("--numbers", action="store_true", help="show digit splitting under gpt2, cl100k and llama3 (seed 000 §5.1)")
+    p.add_argument("--numbers", action="store_true", help="show digit splitting under gpt2, cl100k and llama3 (Singh & Strouse, 2024)")
     p.add_argument("--numbers-text", default=NUMBERS_TEXT, help=f"text for --numbers (default {NUMBERS_TEXT!r})")
     p.add_argument("--indent", type=int, nargs="?", const=16, default=None, metavar="N",
-                   help="show the token cost of 0..N leading spaces (default N=16; seed 000 §5.2)")
+                   help="show the token cost of 0..N leading spaces (default N=16)")
     p.add_argument("--encodings", nargs="+", default=None, metavar="ENC",
                    help="encodings for --numbers/--indent (names, files, or a pattern name like llama3)")
     p.add_argument("--json", action="store_true", help="print JSON")

@@ -63,7 +63,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def register_accounting_args(parser: argparse.ArgumentParser) -> None:
     """Add ``--accounting --pad-to N --d-model D --untied`` to ``tokenforge info``."""
-    g = parser.add_argument_group("vocab accounting (seed 000 §4.3)")
+    g = parser.add_argument_group("vocab accounting")
     g.add_argument("--accounting", action="store_true",
                    help="print the five vocab sizes: mergeable, special, len, max id + 1 (and holes), embedding rows")
     g.add_argument("--pad-to", type=_positive_int, default=1, metavar="N",

@@ -1,4 +1,4 @@
-"""GPT-2 ``vocab.json`` + ``merges.txt`` (seed 000 §3.1, D01).
+"""GPT-2 ``vocab.json`` + ``merges.txt`` (Radford et al., 2019; OpenAI's GPT-2 ``encoder.py``).
 
 Both files spell token bytes in GPT-2's printable byte alphabet
 (:mod:`tokenforge.bytelevel`). ``merges.txt`` may start with a

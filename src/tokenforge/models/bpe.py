@@ -1,4 +1,4 @@
-"""Byte-level BPE encoding by frozen merge rank (seed 000 §2.1, D02).
+"""Byte-level BPE encoding by frozen merge rank (Sennrich et al., 2016; tiktoken).
 
 Training records merges in order; encoding never counts anything. A piece of
 UTF-8 bytes is first looked up whole (a hit is one token), and otherwise
@@ -23,7 +23,7 @@ tokenizers' ``BPE`` model (merge ranks, ``continuing_subword_prefix``,
 built with :meth:`PieceBPE.from_sentencepiece`, SentencePiece's BPE, which
 merges by piece score instead of merge rank (Llama 2, Mistral).
 
-BPE-dropout (Provilkov et al., 2020; seed 000 §2.3) is available on both
+BPE-dropout (Provilkov et al., 2020) is available on both
 classes: ``encode_piece(piece, dropout=p, rng=random.Random(seed))``.
 """
 

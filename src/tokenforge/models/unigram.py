@@ -1,4 +1,4 @@
-"""Unigram language-model tokenization (seed 000 §2.3, D04; Kudo 2018).
+"""Unigram language-model tokenization (Kudo, 2018; Kudo & Richardson, 2018).
 
 The model is a table of log-probabilities, one per piece. A segmentation
 ``z = (z1, ..., zk)`` of a pre-token has probability ``P(z) = prod p(zi)``, so

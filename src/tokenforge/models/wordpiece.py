@@ -1,5 +1,5 @@
 """WordPiece encoding: greedy longest-match-first with ``##`` continuation
-(seed 000 §2.2, D03).
+(Devlin et al., 2019; HF tokenizers' ``WordPiece``).
 
 A word (one pre-token) is read left to right. At each position the longest
 vocabulary entry that matches there is taken; at the start of the word the

@@ -1,7 +1,7 @@
 """sentencepiece's ``Normalizer`` as a tokenforge normalizer stage.
 
 SentencePiece normalizes raw text itself, so that a model is self-contained
-and tokenization is lossless (Kudo & Richardson, 2018, §3.2-3.3): the
+and tokenization is lossless (Kudo & Richardson, 2018, sections 3.2-3.3): the
 precompiled charsmap (:mod:`.charsmap`) rewrites the longest matching rule at
 each position, then the ``NormalizerSpec`` options apply (``normalizer.cc``):
 extra whitespace removed, a dummy-prefix space added, spaces escaped as ``▁``;

@@ -1,4 +1,5 @@
-"""Byte-level BPE training with incremental pair counts (seed 004 §10, CS336 A1).
+"""Byte-level BPE training with incremental pair counts (Sennrich et al., 2016; Radford et al., 2019;
+Stanford CS336 (2025), assignment 1).
 
 The alphabet is the 256 bytes. Text is split on special tokens first (they are
 added to the vocabulary and never merged, and no merge crosses them), then
@@ -8,7 +9,7 @@ Only distinct pre-tokens are kept, each with its count
 
 Each step merges the most frequent adjacent pair. Ties go to the
 lexicographically greatest pair of byte strings, compared as
-``(left_bytes, right_bytes)`` (seed 004 exercise 1); it depends only on the
+``(left_bytes, right_bytes)`` (the CS336 assignment's rule); it depends only on the
 data, never on hash seeds or worker counts. ``tie_break="gpt2_unicode"``
 compares the pairs as GPT-2 printable strings instead: that is the order in
 which the CS336 assignment's reference merges were produced (the two rules

@@ -1,7 +1,8 @@
 """Parallel, streaming pre-token counting: the first half of BPE training.
 
-Training only needs how often each distinct pre-token occurs (seed 004
-§10.8). Files are cut into byte ranges of a few MB whose boundaries are *safe*:
+Training only needs how often each distinct pre-token occurs (as in
+Stanford CS336 (2025), assignment 1). Files are cut into byte ranges of a few
+MB whose boundaries are *safe*:
 the start of a special token, or a line break or space that has
 non-whitespace on both sides. No piece of any named split pattern (gpt2,
 cl100k, o200k, llama3, qwen) crosses such a boundary, so counting the ranges

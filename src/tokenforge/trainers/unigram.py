@@ -1,4 +1,4 @@
-"""Unigram language-model training, as sentencepiece's unigram trainer does it (seed 000 §2.3).
+"""Unigram language-model training, as sentencepiece's unigram trainer does it (Kudo, 2018).
 
 Training is top-down: start from a seed vocabulary that is far too big and
 remove pieces until ``vocab_size`` remain.

@@ -1,4 +1,4 @@
-"""WordPiece training by the likelihood score (seed 000 §2.2).
+"""WordPiece training by the likelihood score (Schuster & Nakajima, 2012).
 
 Like BPE, training starts from characters and merges adjacent pairs bottom
 up; unlike BPE it does not merge the most *frequent* pair but the pair with
@@ -12,8 +12,8 @@ how often each unit occurs, all in the current segmentation of the corpus
 scores high even when it is rare: with ``a`` and ``b`` everywhere and ``q``
 only before ``u``, WordPiece merges ``q u`` first where BPE would merge
 ``a b``. (HF tokenizers' ``WordPieceTrainer`` is its BPE trainer with a
-``##`` prefix, i.e. it merges by frequency; this module is the one the seed
-describes.) Because the score rewards rare units, ``min_frequency`` (pairs
+``##`` prefix, i.e. it merges by frequency; this module is the one Schuster &
+Nakajima (2012) describe.) Because the score rewards rare units, ``min_frequency`` (pairs
 seen fewer times are never merged) matters far more here than for BPE.
 
 Units. The first character of a word is its own form (``"h"``), every later
