@@ -52,7 +52,7 @@ def detect_format(path: str | os.PathLike) -> str:
         if (p / "tokenizer.json").is_file():
             return "hf"
         if (p / "tokenizer.model").is_file():
-            return "sentencepiece"
+            return "tiktoken" if _is_rank_file(p / "tokenizer.model") else "sentencepiece"
         if (p / "vocab.txt").is_file():
             return "bert_vocab"
         raise TokenizerFileNotFoundError(
@@ -65,7 +65,8 @@ def detect_format(path: str | os.PathLike) -> str:
     if p.suffix == ".tiktoken":
         return "tiktoken"
     if p.suffix == ".model":
-        return "sentencepiece"
+        # Meta ships Llama 3's tiktoken rank file as tokenizer.model: look at the content.
+        return "tiktoken" if _is_rank_file(p) else "sentencepiece"
     with open(p, "rb") as f:
         raw = f.read(4096)
     if p.suffix == ".gguf" or raw.startswith(b"GGUF"):
@@ -93,6 +94,19 @@ def detect_format(path: str | os.PathLike) -> str:
         "a SentencePiece .model or a BERT vocab.txt)",
         path=p,
     )
+
+
+def _is_rank_file(path: Path) -> bool:
+    """Does the file start with a tiktoken ``base64 rank`` line?"""
+    with open(path, "rb") as f:
+        first = f.read(256).split(b"\n", 1)[0].split()
+    return (
+        len(first) == 2 and first[1].isdigit()
+        and all(c in _BASE64 for c in first[0]) and len(first[0]) % 4 == 0
+    )
+
+
+_BASE64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 
 
 def _gpt2_paths(path: Path) -> tuple[Path, Path]:
@@ -150,6 +164,8 @@ def load(
         model, specials = load_gpt2_model(vocab_path, merges_path, special_tokens)
         return Tokenizer(model, pre_tokenizer=pattern or "gpt2", special_tokens=specials, name=name or vocab_path.parent.name)
     # tiktoken rank file
+    if p.is_dir():
+        p = p / "tokenizer.model"
     data = read_bytes(p)
     known = encoding_for_hash(hashlib.sha256(data).hexdigest())
     ranks = parse_ranks(data, p)

@@ -25,6 +25,7 @@ SHIPPED = {
     "tiktoken/cl100k_base.tiktoken": ({}, "rank-bpe"),
     "tiktoken/o200k_base.tiktoken": ({}, "rank-bpe"),
     "tiktoken/qwen.tiktoken": ({"pattern": "qwen"}, "rank-bpe"),
+    "meta/llama3_tokenizer.model": ({"pattern": "llama3"}, "rank-bpe"),  # a rank file named .model
     "gpt2": ({}, "rank-bpe"),
     "hf/qwen2": ({}, "rank-bpe"),
     "hf/gpt2_tokenizer.json": ({}, "rank-bpe"),

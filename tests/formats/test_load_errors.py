@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import lzma
 import os
 import random
+from pathlib import Path
 
 import pytest
 
@@ -184,3 +186,24 @@ def test_unknown_save_format_is_rejected_before_writing(tmp_path, small_tokenize
     for fmt in ("tokenforge", "tiktoken", "gpt2", "hf"):
         assert fmt in str(info.value)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_rank_file_named_tokenizer_model_is_read_as_tiktoken(tmp_path, small_tokenizer):
+    """Meta ships Llama 3's tiktoken rank file as ``tokenizer.model``: the content decides,
+    not the suffix, and a real SentencePiece ``.model`` still reads as one."""
+    from tokenforge.io import detect_format
+
+    d = tmp_path / "llama-like"
+    d.mkdir()
+    small_tokenizer.save(str(d / "tokenizer.model"), format="tiktoken")
+    assert detect_format(d / "tokenizer.model") == detect_format(d) == "tiktoken"
+    with pytest.raises(FileFormatError, match="pattern="):
+        tokenforge.load(d / "tokenizer.model")  # an unknown rank file needs its split pattern
+    text = "the quick brown fox, naïve 東京 1234"
+    for path in (d / "tokenizer.model", d):
+        tok = tokenforge.load(path, pattern=small_tokenizer.pattern)
+        assert tok.encode_ordinary(text) == small_tokenizer.encode_ordinary(text)
+    spm = tmp_path / "spm.model"
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "differential" / "spm_test_unigram.model.xz"
+    spm.write_bytes(lzma.decompress(fixture.read_bytes()))
+    assert detect_format(spm) == "sentencepiece"
