@@ -45,6 +45,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from . import _native, decoders, pretokenizers
+from .pretokenizers import RegexSplit
 from .models.bpe import BPE, PieceBPE
 from .models.unigram import Unigram
 from .sentencepiece.constants import SPACE, PieceType
@@ -313,7 +314,7 @@ def _rank_bpe_plan(normalizer, pre, model, decoder, added, backend) -> Plan | No
     if normalizer is not None:
         return None
     if isinstance(model, BPE):
-        if pre is not None and not isinstance(pre, pretokenizers.RegexSplit):
+        if pre is not None and not isinstance(pre, RegexSplit):
             return None
         ranks_model = model
         pattern = pre
@@ -324,7 +325,7 @@ def _rank_bpe_plan(normalizer, pre, model, decoder, added, backend) -> Plan | No
         ranks_model = BPE.from_byte_level_pieces(model, frozenset(added), check_merges=False)
         if ranks_model is None:
             return None
-        pattern = pretokenizers.RegexSplit(pattern_str)
+        pattern = RegexSplit(pattern_str)
     else:
         return None
     token_bytes = {i: content.encode("utf-8") for i, content in added.items()}
@@ -401,5 +402,3 @@ def _sentencepiece_plan(normalizer, pre, model, core) -> Plan | None:
         return SentencePiecePlan(normalizer, pre, model, core)
     return None
 
-
-RegexSplit = pretokenizers.RegexSplit

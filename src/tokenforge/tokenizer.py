@@ -613,7 +613,7 @@ class Tokenizer:
         pending: list[str] = []
         pending_len = 0
         threshold = _STREAM_MIN_CHARS
-        streamable = self._normalizer is None and isinstance(self._pre, RegexSplit) and not self._has_always()
+        streamable = self._plain and self._normalizer is None and isinstance(self._pre, RegexSplit)
         for n, chunk in enumerate(iterable):
             if not isinstance(chunk, str):
                 raise EncodeInputError(f"encode_iterable expects str items; item {n} is {type(chunk).__name__}")
@@ -636,9 +636,6 @@ class Tokenizer:
             yield from self.encode(
                 "".join(pending), allowed_special=allowed, disallowed_special=disallowed, add_special_tokens=False
             )
-
-    def _has_always(self) -> bool:
-        return any(not t.special for t in self._added)
 
     def _stream_cut(self, buf: str, watch: frozenset[str], hold_chars: int) -> int:
         """Largest position p such that encoding ``buf[:p]`` now and the rest later

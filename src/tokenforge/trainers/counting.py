@@ -294,7 +294,7 @@ class LineSplitter:
             block = "\n".join(lines)
             if norm is not None:
                 block = norm.normalize_str(block)
-            _add(counts, Counter(pre.split_text(block, True) if hasattr(pre, "split_text") else pre.split(block)))
+            _add(counts, Counter(pre.split(block)))
             return
         for line in lines:
             if norm is not None:
@@ -303,8 +303,6 @@ class LineSplitter:
                 continue
             if pre is None:
                 counts[line] += 1
-            elif hasattr(pre, "split_text"):
-                counts.update(pre.split_text(line, True))
             else:
                 counts.update(pre.split(line))
 
