@@ -41,6 +41,7 @@ gets and that every plan equals the ``python`` plan.
 from __future__ import annotations
 
 import os
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -246,6 +247,7 @@ class SentencePiecePlan(Plan):
         super().__init__(normalizer, pre_tokenizer, model)
         self._core = core
         self._native: Any = None  # (normalizer, model) handles; False: the core declined
+        self._fused: Any = None  # text -> ids (None: uncovered), once the handles exist
 
     def _handles(self) -> Any:
         h = self._native
@@ -256,17 +258,18 @@ class SentencePiecePlan(Plan):
                 h = (norm, enc) if norm is not None and enc is not None else False
             except (UnicodeError, ValueError, TypeError):
                 h = False
+            if h:
+                one = self._core.spm_bpe_encode if isinstance(self.model, PieceBPE) else self._core.spm_unigram_encode
+                self._fused = functools.partial(one, h[0], h[1])
             self._native = h
         return h
 
     def encode(self, text: str, first: bool = True) -> list[int]:
         if not text:
             return []
-        h = self._handles()
-        if h:
-            text = fix_surrogates(text)
-            one = self._core.spm_bpe_encode if isinstance(self.model, PieceBPE) else self._core.spm_unigram_encode
-            ids = one(h[0], h[1], text)
+        fused = self._fused
+        if fused is not None or self._handles():
+            ids = (fused or self._fused)(fix_surrogates(text))
             if ids is not None:
                 return ids
         return super().encode(text, first)
