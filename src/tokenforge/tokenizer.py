@@ -156,7 +156,7 @@ class Tokenizer:
     __slots__ = (
         "_model", "_normalizer", "_pre", "_post", "_decoder", "_added", "_added_by_id", "_specials",
         "_name", "_matchers", "_plan", "_has_normalized", "_backend", "_max_id", "_plain", "_plan_encode",
-        "_byte_level", "_fast_decode", "__weakref__",
+        "_byte_level", "_fast_decode", "_len", "__weakref__",
     )
 
     def __init__(
@@ -235,6 +235,9 @@ class Tokenizer:
             normalizer, pre_tokenizer, model, decoder, {i: t.content for i, t in by_id.items()}, backend
         )
         self._max_id = max([*(t.id for t in self._added), _model_max_id(model)])
+        self._len = (len(model) if isinstance(model, BPE) else len(model.get_vocab())) + sum(
+            1 for t in self._added if model.id_to_token(t.id) is None
+        )
         # Ordinary text goes to the plan whole when no added token is matched without asking.
         self._plain = not self._has_normalized and all(t.special for t in self._added)
         self._plan_encode = self._plan.encode
@@ -353,7 +356,7 @@ class Tokenizer:
 
     def __len__(self) -> int:
         """Number of tokens, ordinary and added (ids may have holes)."""
-        return len(self.get_vocab())
+        return self._len
 
     def token_to_id(self, token: str | bytes) -> int:
         """Id of a token: an added token's string, a model token (byte-level tokens as raw
