@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from ._version import __version__
 from .decoders import StreamDecoder
 from .encodings import encoding_for_model, encoding_name_for_model, get_encoding, list_encodings
 from .errors import (
@@ -18,6 +19,7 @@ from .errors import (
     InvalidArgumentError,
     InvalidSpanError,
     MissingDependencyError,
+    PrepareError,
     SpecialTokenError,
     TokenforgeError,
     TokenizerFileNotFoundError,
@@ -37,13 +39,14 @@ from .presets import (
     train_unigram,
     train_wordpiece,
 )
+from .prepare import count, open_tokens, prepare
 from .pretokenizers import PATTERNS, RegexSplit
 from .tokenizer import AddedToken, Tokenizer
 from .trainers.bpe import BPETrainer, TrainReport, train_bpe
 
-__version__ = "0.1.0"
 
 __all__ = [
+    "__version__",
     "AddedToken",
     "ArgumentTypeError",
     "BPE",
@@ -56,6 +59,7 @@ __all__ = [
     "MissingDependencyError",
     "PATTERNS",
     "PieceBPE",
+    "PrepareError",
     "RegexSplit",
     "SpecialTokenError",
     "StreamDecoder",
@@ -70,11 +74,14 @@ __all__ = [
     "UnknownTokenError",
     "WordPiece",
     "bert_wordpiece",
+    "count",
     "encoding_for_model",
     "encoding_name_for_model",
     "get_encoding",
     "list_encodings",
     "load",
+    "open_tokens",
+    "prepare",
     "save",
     "sentencepiece",
     "train_bpe",

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import os
 import functools
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -86,6 +87,8 @@ class Plan:
     """How ordinary text becomes ids. Subclasses override what they do natively."""
 
     name = "python"
+    #: ``encode_batch`` runs on native threads without the GIL.
+    threaded = False
 
     def __init__(self, normalizer: Any, pre_tokenizer: Any, model: Any) -> None:
         self.normalizer = normalizer
@@ -140,7 +143,7 @@ class Plan:
         offsets = np.zeros(len(lists) + 1, dtype=np.int64)
         if lists:
             np.cumsum([len(x) for x in lists], out=offsets[1:])
-        ids = np.fromiter((i for x in lists for i in x), dtype=np.uint32, count=int(offsets[-1]))
+        ids = np.fromiter(itertools.chain.from_iterable(lists), dtype=np.uint32, count=int(offsets[-1]))
         return ids, offsets
 
     def encode_u32(self, text: str) -> Any:
@@ -169,6 +172,7 @@ class RankBPEPlan(Plan):
         if pattern is not None and pattern.name in _native.SCANNERS:
             scanner = _native.SCANNERS[pattern.name]
         self.native_split = scanner >= 0
+        self.threaded = self.native_split
         self.core = ranks_model.native_encoder(token_bytes, scanner, backend)
         self.decode_bytes = self.core.decode_bytes
 
@@ -242,6 +246,7 @@ class SentencePiecePlan(Plan):
     """
 
     name = "sentencepiece"
+    threaded = True
 
     def __init__(self, normalizer, pre_tokenizer, model, core) -> None:
         super().__init__(normalizer, pre_tokenizer, model)

@@ -87,3 +87,8 @@ class TrainingError(TokenforgeError, ValueError):
 
 class UnknownEncodingError(TokenforgeError, ValueError):
     """A named encoding or pattern is not known."""
+
+
+class PrepareError(TokenforgeError, OSError):
+    """Preparing a corpus failed: a shard or checkpoint cannot be written, or an
+    interrupted run cannot be resumed as asked. The message names the file."""

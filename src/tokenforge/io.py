@@ -234,3 +234,19 @@ def _specials_for_ranks(
         out[t] = nxt
         nxt += 1
     return out
+
+
+def open_tokenizer(spec: "str | os.PathLike[str] | Tokenizer") -> Tokenizer:
+    """A tokenizer from a named encoding (``cl100k_base``, ``gpt2``, ...), any file or
+    folder :func:`load` reads, or a :class:`~tokenforge.Tokenizer` (returned as is)."""
+    from .encodings import ENCODINGS, get_encoding
+
+    if isinstance(spec, Tokenizer):
+        return spec
+    if isinstance(spec, str) and spec in ENCODINGS:
+        return get_encoding(spec)
+    if not isinstance(spec, (str, os.PathLike)):
+        from .errors import ArgumentTypeError
+
+        raise ArgumentTypeError(f"a tokenizer is a name, a path or a Tokenizer, not {type(spec).__name__}")
+    return load(spec)

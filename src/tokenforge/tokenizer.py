@@ -38,8 +38,9 @@ which never changes a result.
 
 from __future__ import annotations
 
+import functools
 import random
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -280,6 +281,12 @@ class Tokenizer:
         """How this tokenizer encodes: ``"rank-bpe"``, ``"sentencepiece"`` or ``"python"``
         (see :mod:`tokenforge._plans`)."""
         return self._plan.name
+
+    @property
+    def threaded_batches(self) -> bool:
+        """Whether ``encode_batch`` runs natively on several threads with the GIL
+        released (otherwise parallel work needs processes)."""
+        return self._plan.threaded
 
     @property
     def pattern(self) -> str | None:
@@ -667,15 +674,21 @@ class Tokenizer:
                 return best
             best = seg_start
         if seg_start < limit:
-            pieces = self._pre.split(buf[seg_start:])
-            pos = len(buf) - sum(map(len, pieces[len(pieces) - _HOLD_PIECES :]))
-            for k in range(len(pieces) - 1 - _HOLD_PIECES, -1, -1):
-                if pos <= seg_start:
-                    break
-                if pos <= limit and not buf[pos - 1].isspace():
-                    return pos
-                pos -= len(pieces[k])
+            pos = piece_cut(self._pre, buf, seg_start, limit)
+            if pos:
+                return pos
         return best
+
+    def stream_cutter(self) -> "Callable[[str], int] | None":
+        """A picklable ``cut(text) -> p``: the largest position at which ordinary text
+        (special-token strings read as text) that may continue after ``text`` can be
+        cut, so that encoding ``text[:p]`` and then the rest gives the ids of encoding
+        it whole (0 when no cut is certain yet). None when this tokenizer cannot
+        prove a cut (a normalizer, or no split pattern): such text is encoded whole.
+        """
+        if self._plain and self._normalizer is None and isinstance(self._pre, RegexSplit):
+            return functools.partial(piece_cut, self._pre)
+        return None
 
     def nbest(self, text: str, n: int) -> list[tuple[list[int], float]]:
         """The ``n`` best segmentations of ``text`` with their log-probabilities (Unigram models)."""
@@ -1179,6 +1192,28 @@ def _model_max_id(model: Any) -> int:
         return model.max_id()
     ids = model.get_vocab().values()
     return max(ids) if ids else -1
+
+
+def piece_cut(pre: RegexSplit, buf: str, start: int = 0, limit: int | None = None) -> int:
+    """Largest cut in ``buf[start:limit]`` between two pre-tokenizer pieces that stays a
+    piece boundary however the text continues (0 if there is none).
+
+    Every named pattern decides a piece by looking at most into the piece after
+    it, so all but the last ``_HOLD_PIECES`` pieces are final; the cut also needs a
+    non-whitespace character before it, because a whitespace run that ends the
+    text is one piece where mid-text it may be split in two.
+    """
+    if limit is None:
+        limit = len(buf)
+    pieces = pre.split(buf[start:])
+    pos = len(buf) - sum(map(len, pieces[len(pieces) - _HOLD_PIECES :]))
+    for k in range(len(pieces) - 1 - _HOLD_PIECES, -1, -1):
+        if pos <= start:
+            break
+        if pos <= limit and not buf[pos - 1].isspace():
+            return pos
+        pos -= len(pieces[k])
+    return 0
 
 
 def _rebuild(data, name, backend="auto") -> Tokenizer:

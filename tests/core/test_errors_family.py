@@ -31,6 +31,8 @@ ALLOWED = {
     ("cmd_explain", "SystemExit"): "the CLI's usage exit",
     ("CompareReport.row", "KeyError"): "mapping-style lookup of a report row",
     ("decode_string", "KeyError"): "internal: a character outside GPT-2's byte alphabet; every caller catches it",
+    ("ShardedIds.__getitem__", "IndexError"): "sequence protocol: an array index out of range, as numpy raises it",
+    ("Tokens.doc", "IndexError"): "sequence protocol: a document index out of range, like indexing doc_offsets",
 }
 
 

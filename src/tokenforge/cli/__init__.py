@@ -2,7 +2,11 @@
 
     tokenforge train [FILES...] [--model bpe|wordpiece|unigram|spm-bpe] [--vocab-size N] [--special TOKEN]...
                      [--pattern P] [--out PATH] [--workers N]
-    tokenforge encode [TEXT] [--file F] [--tokenizer T] [--allowed-special all|TOKEN,...] [--json]
+    tokenforge encode [TEXT] [--file F] [--tokenizer T] [--allowed-special all|TOKEN,...] [--count] [--json]
+    tokenforge prepare INPUTS... -t T -o OUTDIR [--workers N] [--engine local|ray] [--text-field F]
+                     [--split-on DELIM] [--eot auto|none|TOKEN] [--bos auto|none|TOKEN] [--val-fraction F]
+                     [--shard-size 1GB] [--resume] [--overwrite]
+    tokenforge count INPUTS... -t T [--workers N] [--engine local|ray] [--json]
     tokenforge decode [IDS...] [--tokenizer T] [--json]
     tokenforge info [--tokenizer T] [--json] [--accounting [--pad-to N] [--d-model D] [--untied]]
     tokenforge compare TOKENIZERS... [--text FILES...] [--format table|markdown|csv|json] [--plot OUT.png]
@@ -20,7 +24,7 @@ text. ``--tokenizer`` takes a named encoding (``cl100k_base``, ``gpt2``, ...)
 or a tokenizer file. Errors print one line to stderr and exit with status 1.
 
 The commands live in one module per group: :mod:`.train`, :mod:`.encode`
-(encode, decode, offsets), :mod:`.info` (info, accounting) and :mod:`.analysis`
+(encode, decode, offsets), :mod:`.prepare` (prepare, count), :mod:`.info` (info, accounting) and :mod:`.analysis`
 (compare, explain, glitch, heal, extend, bpb, chat); :mod:`._common` opens a
 tokenizer by name or path and prints JSON and errors. The CLI only parses
 arguments, calls the library and prints; :mod:`tokenforge.analysis` never
@@ -35,7 +39,7 @@ from typing import Sequence
 
 from .. import __version__
 from ..errors import TokenforgeError
-from . import analysis, encode, info, train
+from . import analysis, encode, info, prepare, train
 from ._common import DEFAULT_OUT, DEFAULT_TOKENIZER, print_error
 
 __all__ = ["DEFAULT_OUT", "DEFAULT_TOKENIZER", "build_parser", "main"]
@@ -48,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     train.register(sub)  # train
     encode.register(sub)  # encode, decode
+    prepare.register(sub)  # prepare, count
     info.register(sub)  # info [--accounting --pad-to N --d-model D --untied]
     analysis.register_compare(sub)
     analysis.register_explain(sub)

@@ -14,12 +14,9 @@ DEFAULT_TOKENIZER = "cl100k_base"
 
 def open_tokenizer(spec: str) -> Any:
     """A named encoding (``cl100k_base``, ``gpt2``, ...) or a tokenizer file."""
-    from ..encodings import ENCODINGS, get_encoding
-    from ..io import load
+    from ..io import open_tokenizer as _open
 
-    if spec in ENCODINGS:
-        return get_encoding(spec)
-    return load(spec)
+    return _open(spec)
 
 
 _open_tokenizer = open_tokenizer  # the name the single-module CLI used

@@ -7,10 +7,12 @@ import sys
 from typing import Any
 
 from ..errors import TokenforgeError
-from ._common import DEFAULT_TOKENIZER, print_json, open_tokenizer as _open_tokenizer, read_text_arg as _read_text_arg
+from ._common import DEFAULT_TOKENIZER, print_json, write_lines, open_tokenizer as _open_tokenizer, read_text_arg as _read_text_arg
 
 
 def cmd_encode(args: argparse.Namespace) -> int:
+    if args.count:
+        return _count(args)
     tok = _open_tokenizer(args.tokenizer)
     text = _read_text_arg(args)
     if args.allowed_special is None:
@@ -25,6 +27,27 @@ def cmd_encode(args: argparse.Namespace) -> int:
         print_json(ids)
     else:
         print(" ".join(map(str, ids)))
+    return 0
+
+
+def _count(args: argparse.Namespace) -> int:
+    """``encode --count``: what ``tokenforge count`` does, on the text, the file or stdin."""
+    from ..prepare import count
+    from .prepare import format_count
+
+    if args.file is not None:
+        inputs: object = [args.file]
+    elif args.text is not None:
+        inputs = iter([args.text])
+    else:
+        inputs = ["-"]
+    report = count(inputs, args.tokenizer, show_progress=False)
+    if args.json:
+        print_json(report.to_dict(), indent=1)
+    elif args.file is None:
+        print(report.total.tokens)
+    else:
+        write_lines(format_count(report))
     return 0
 
 
@@ -73,6 +96,8 @@ def register(sub: Any) -> None:
     e.add_argument("--allowed-special", default=None, help="'all' or comma-separated special tokens to encode as specials")
     e.add_argument("--ordinary-special", action="store_true",
                    help="encode special-token strings as ordinary text instead of failing")
+    e.add_argument("--count", action="store_true",
+                   help="print how many tokens the text has (special-token strings read as text), as `count` does")
     e.add_argument("--json", action="store_true", help="print ids as a JSON list")
     e.set_defaults(func=cmd_encode)
 

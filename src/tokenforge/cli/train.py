@@ -85,6 +85,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     from ..trainers.bpe import BPETrainer
 
     if args.model != "bpe":
+        if args.engine != "local":
+            from ..errors import TrainingError
+
+            raise TrainingError(f"--engine {args.engine} is for byte-level BPE training (--model bpe)")
         return _train_pipeline(args)
 
     specials = args.special if args.special is not None else ["<|endoftext|>"]
@@ -95,6 +99,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         workers=args.workers,
         errors=args.errors,
         show_progress=None,
+        engine=args.engine,
+        ray_address=args.ray_address,
     )
     files, source, heldout = _training_input(args)
     t0 = time.perf_counter()
@@ -156,6 +162,9 @@ def register(sub: Any) -> None:
     t.add_argument("--pattern", default="gpt2", help="split pattern: gpt2, cl100k, o200k, llama3, qwen, none, or a regex")
     t.add_argument("--out", default=DEFAULT_OUT, help=f"output file (default {DEFAULT_OUT})")
     t.add_argument("--workers", type=int, default=None, help="counting processes (default: all cores)")
+    t.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="bpe: count pre-tokens in local processes or as Ray tasks (pip install 'tokenforge[ray]')")
+    t.add_argument("--ray-address", default=None, help="address of a running Ray cluster (default: start a local one)")
     t.add_argument("--errors", default="strict", choices=["strict", "replace", "ignore"],
                    help="what to do with bytes that are not UTF-8 (default strict: fail)")
     t.add_argument("--json", action="store_true", help="print the report as JSON")

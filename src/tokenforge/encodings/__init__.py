@@ -195,3 +195,4 @@ def encoding_for_model(model_name: str) -> "Tokenizer":
             f"(shipped: {', '.join(ENCODINGS)})"
         )
     return get_encoding(name)
+

@@ -224,8 +224,12 @@ class BPETrainer:
         show_progress: bool | None = None,
         tie_break: str = "bytes",
         backend: str = "auto",
+        engine: str = "local",
+        ray_address: str | None = None,
     ) -> None:
         _byte_order(tie_break)  # validate early
+        if engine not in ("local", "ray"):
+            raise TrainingError(f"engine must be 'local' or 'ray', not {engine!r}")
         _native.core(backend)  # validate early
         specials = check_special_list(special_tokens)
         if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
@@ -245,6 +249,8 @@ class BPETrainer:
         self.show_progress = show_progress
         self.tie_break = tie_break
         self.backend = backend
+        self.engine = engine
+        self.ray_address = ray_address
         self.last_report: TrainReport | None = None
 
     @property
@@ -269,6 +275,8 @@ class BPETrainer:
                 errors=self.errors,
                 progress=bar,
                 backend=self.backend,
+                engine=self.engine,
+                ray_address=self.ray_address,
             )
         return self._finish(counts, total, time.perf_counter() - t0)
 
@@ -348,8 +356,12 @@ def train_bpe(
     show_progress: bool | None = None,
     tie_break: str = "bytes",
     backend: str = "auto",
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> "Tokenizer":
-    """Train a byte-level BPE tokenizer on text files. See :class:`BPETrainer`."""
+    """Train a byte-level BPE tokenizer on text files. See :class:`BPETrainer`
+    (``engine="ray"`` counts pre-tokens as a map-reduce on a Ray cluster; the
+    merges are learned on the driver and equal local training's)."""
     trainer = BPETrainer(
         vocab_size,
         special_tokens=special_tokens,
@@ -359,6 +371,8 @@ def train_bpe(
         show_progress=show_progress,
         tie_break=tie_break,
         backend=backend,
+        engine=engine,
+        ray_address=ray_address,
     )
     return trainer.train(files)
 

@@ -177,11 +177,16 @@ def count_files(
     progress: Callable[[int], None] | None = None,
     chunk_bytes: int = CHUNK_BYTES,
     backend: str = "auto",
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> Counter:
-    """Count pre-tokens over files, in parallel worker processes.
+    """Count pre-tokens over files, in parallel worker processes (``engine="local"``)
+    or as Ray tasks (``engine="ray"``: a map over the ranges, summed on the driver).
 
     ``progress`` is called with the number of bytes of each finished range.
     """
+    if engine not in ("local", "ray"):
+        raise TrainingError(f"engine must be 'local' or 'ray', not {engine!r}")
     if errors not in _ERRORS:
         raise TrainingError(f"errors must be one of {', '.join(_ERRORS)}, got {errors!r}")
     specials_b = [s.encode("utf-8") for s in special_tokens]
@@ -200,6 +205,9 @@ def count_files(
     if workers is None:
         workers = os.cpu_count() or 1
     total: Counter = Counter()
+    if engine == "ray":
+        _run_ray(tasks, workers, total, progress, ray_address)
+        return total
     if workers <= 1 or len(tasks) <= 1:
         for t in tasks:
             counts, n = _count_range(t)
@@ -234,6 +242,36 @@ def _run_pool(fn, tasks: list, workers: int, total: Counter, progress: Callable[
                 nxt = next(queue, None)
                 if nxt is not None:
                     pending.add(pool.submit(fn, nxt))
+
+
+def _run_ray(tasks: list, workers: int, total: Counter, progress: Callable[[int], None] | None,
+             address: str | None) -> None:
+    """The map-reduce on Ray: one task per range, at most two per CPU in flight, counts
+    summed on the driver as tasks finish (a sum, so the order does not matter)."""
+    try:
+        import ray
+    except ImportError:
+        from ..errors import MissingDependencyError
+
+        raise MissingDependencyError("engine='ray' needs Ray: pip install 'tokenforge[ray]'") from None
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+    remote = ray.remote(_count_range)
+    limit = 2 * max(int(ray.cluster_resources().get("CPU", workers)), 1)
+    queue = iter(tasks)
+    pending = [remote.remote(t) for t, _ in zip(queue, range(limit))]
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        counts, n = ray.get(done[0])
+        _add(total, counts)
+        if progress:
+            progress(n)
+        nxt = next(queue, None)
+        if nxt is not None:
+            pending.append(remote.remote(nxt))
 
 
 def _add(total: Counter, counts: Counter) -> None:

@@ -1,0 +1,582 @@
+"""``prepare`` and ``count``: the whole job, from inputs to the index.
+
+The engine (local threads/processes, or Ray) yields encoded batches in input
+order; this module adds the document separators, routes each document to
+the train or validation split, appends the tokens to the shards, keeps the
+per-input counts, checkpoints after every shard, and writes the index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..errors import InvalidArgumentError, PrepareError, SpecialTokenError, UnknownTokenError
+from . import shards as _shards
+from . import sources as _sources
+from .encoder import Encoded, LocalEngine
+from .shards import INDEX, JOURNAL, PARTIAL, SplitWriter, write_json_atomic
+from .sources import FIRST, LAST, ReadOptions, Source, hash_source, plan_units, resolve_inputs
+
+#: Names of the usual begin/end-of-document special tokens, most specific first.
+BOS_NAMES = ("<|begin_of_text|>", "<s>", "<bos>", "<|startoftext|>", "[CLS]")
+EOT_NAMES = ("<|endoftext|>", "<|end_of_text|>", "</s>", "<eos>", "<|eos|>", "[SEP]")
+SPLITS = ("train", "val")
+
+
+# ---------------------------------------------------------------------------
+# Separators
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Separators:
+    """Ids put before (``bos``) and after (``eot``) every document, with their tokens."""
+
+    bos: tuple[int, ...] = ()
+    eot: tuple[int, ...] = ()
+    bos_tokens: tuple[str, ...] = ()
+    eot_tokens: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"bos": {"tokens": list(self.bos_tokens), "ids": list(self.bos)},
+                "eot": {"tokens": list(self.eot_tokens), "ids": list(self.eot)}}
+
+
+def _template_sides(tok: Any) -> tuple[list[tuple[int, str]], list[tuple[int, str]]] | None:
+    """Ids and tokens the post-processor puts before and after a single sequence."""
+    post = tok.post_processor
+    if post is None:
+        return None
+    before: list[tuple[int, str]] = []
+    after: list[tuple[int, str]] = []
+    seen_a = False
+    for item, _type in post._template(False):
+        if item == "A":
+            seen_a = True
+        elif item != "B":
+            (after if seen_a else before).extend(zip(item[0], item[1]))
+    if not before and not after:
+        return None
+    return before, after
+
+
+def resolve_separators(tok: Any, bos: str | None = "auto", eot: str | None = "auto") -> Separators:
+    """The separators of ``tok`` by its own convention, or as asked.
+
+    ``auto``: the tokens its post-processor puts around a sequence ([CLS] … [SEP]
+    for BERT, ``<s>`` … for Llama files that say so); otherwise ``<|endoftext|>``
+    after each document for GPT-style vocabularies, ``<s>`` … ``</s>`` for
+    SentencePiece models (their usual begin/end-of-text special tokens).
+    ``none`` (or None): nothing. Any other value is a token of the vocabulary.
+    """
+    sides = _template_sides(tok)
+    specials = tok.special_tokens
+
+    def pick(value: str | None, which: str) -> tuple[tuple[int, ...], tuple[str, ...]]:
+        if value is None or value == "none":
+            return (), ()
+        if value == "auto":
+            if sides is not None:
+                pairs = sides[0] if which == "bos" else sides[1]
+                return tuple(i for i, _ in pairs), tuple(t for _, t in pairs)
+            names = BOS_NAMES if which == "bos" else EOT_NAMES
+            if which == "bos" and "<|endoftext|>" in specials:
+                return (), ()  # GPT-style: one end-of-text token between documents
+            for name in names:
+                if name in specials:
+                    return (specials[name],), (name,)
+            return (), ()
+        if not isinstance(value, str) or not value:
+            raise InvalidArgumentError(f"{which} must be 'auto', 'none' or a token, not {value!r}")
+        if value in specials:
+            return (specials[value],), (value,)
+        try:
+            return (tok.token_to_id(value),), (value,)
+        except (UnknownTokenError, KeyError):
+            raise SpecialTokenError(
+                f"--{which} {value!r} is not a token of this tokenizer (special tokens: "
+                f"{', '.join(sorted(specials)) or 'none'})"
+            ) from None
+
+    b_ids, b_toks = pick(bos, "bos")
+    e_ids, e_toks = pick(eot, "eot")
+    return Separators(b_ids, e_ids, b_toks, e_toks)
+
+
+# ---------------------------------------------------------------------------
+# Assembly
+# ---------------------------------------------------------------------------
+
+
+def assemble(enc: Encoded, seps: Separators) -> tuple[np.ndarray, np.ndarray]:
+    """The token stream of a batch with separators, and each item's length in it."""
+    L = enc.lengths
+    nb, ne = len(seps.bos), len(seps.eot)
+    if not nb and not ne:
+        return enc.ids, L
+    first = (enc.flags & FIRST).astype(bool)
+    last = (enc.flags & LAST).astype(bool)
+    ends = np.cumsum(L)
+    starts = ends - L
+    # per item: its bos ids at its start, its eot ids at its end, in stream order
+    # (np.insert keeps the order of equal positions: one item's eot, then the next one's bos)
+    pos = np.stack([np.where(first, starts, -1), np.where(last, ends, -1)], axis=1)
+    pos = np.repeat(pos, [nb, ne], axis=1) if nb != ne or nb != 1 else pos
+    vals = np.broadcast_to(np.asarray(list(seps.bos) + list(seps.eot), dtype=np.uint32), pos.shape)
+    keep = pos >= 0
+    out = np.insert(enc.ids, pos[keep], vals[keep])
+    return out, first * nb + L + last * ne
+
+
+# ---------------------------------------------------------------------------
+# Options
+# ---------------------------------------------------------------------------
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "kib": 2**10, "m": 10**6, "mb": 10**6, "mib": 2**20,
+          "g": 10**9, "gb": 10**9, "gib": 2**30, "t": 10**12, "tb": 10**12, "tib": 2**40}
+
+
+def parse_size(value: int | str) -> int:
+    """Bytes of ``1GB``, ``512MiB``, ``100000`` ..."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        n = value
+    else:
+        m = _SIZE.match(str(value))
+        unit = (m.group(2) or "").lower() if m else None
+        if not m or unit not in _UNITS:
+            raise InvalidArgumentError(f"shard size {value!r} is not a size such as 1GB, 512MiB or 100000")
+        n = int(float(m.group(1)) * _UNITS[unit])
+    if n < 1:
+        raise InvalidArgumentError(f"shard size must be at least 1 byte, got {value!r}")
+    return n
+
+
+def unescape(delim: str) -> str:
+    """``\\n``, ``\\t`` and ``\\\\`` in a delimiter given on the command line."""
+    return delim.encode("latin-1", "backslashreplace").decode("unicode_escape") if "\\" in delim else delim
+
+
+def _read_options(text_field: str, split_on: str | None, val_fraction: float) -> ReadOptions:
+    if not isinstance(text_field, str) or not text_field:
+        raise InvalidArgumentError(f"text_field must be a non-empty str, got {text_field!r}")
+    if split_on is not None and (not isinstance(split_on, str) or not split_on):
+        raise InvalidArgumentError("split_on must be a non-empty delimiter (or None: one document per file)")
+    return ReadOptions(text_field=text_field, split_on=split_on, val_fraction=val_fraction,
+                       chunk_chars=_sources.CHUNK_CHARS, segment_chars=_sources.SEGMENT_CHARS)
+
+
+def _workers(workers: int | None) -> int:
+    if workers is None:
+        return os.cpu_count() or 1
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise InvalidArgumentError(f"workers must be a positive int, got {workers!r}")
+    return workers
+
+
+def tokenizer_sha256(tok: Any) -> str:
+    """sha256 of the tokenizer's canonical serialization (what defines its ids)."""
+    data = json.dumps(tok.to_dict(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _tokenizer_name(spec: Any, tok: Any) -> str:
+    if isinstance(spec, (str, os.PathLike)):
+        return os.fspath(spec)
+    return tok.name or type(tok.model).__name__
+
+
+# ---------------------------------------------------------------------------
+# Engines
+# ---------------------------------------------------------------------------
+
+
+def _engine_batches(engine: str, tok: Any, workers: int, sources: list[Source], opts: ReadOptions,
+                    skip_before: int, want_bytes: bool, ray_address: str | None) -> Iterator[Encoded]:
+    if engine == "local":
+        units = plan_units(sources, opts)
+        return LocalEngine(tok, workers, want_bytes=want_bytes).run(sources, units, opts, skip_before)
+    if engine == "ray":
+        from .ray_engine import ray_batches
+
+        return ray_batches(tok, workers, sources, opts, skip_before, want_bytes, ray_address)
+    raise InvalidArgumentError(f"engine must be 'local' or 'ray', not {engine!r}")
+
+
+class _Progress:
+    """tqdm over input bytes (also in notebooks), with tokens/s; a no-op when off."""
+
+    def __init__(self, show: bool | None, total: int | None, desc: str) -> None:
+        self.bar = None
+        self.tokens = 0
+        self.t0 = time.perf_counter()
+        if show is False:
+            return
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1000,
+                        disable=None if show is None else not show, dynamic_ncols=True)
+
+    def update(self, nbytes: int, tokens: int) -> None:
+        self.tokens += tokens
+        if self.bar is not None:
+            dt = max(time.perf_counter() - self.t0, 1e-9)
+            self.bar.set_postfix_str(f"{self.tokens / dt / 1e6:.2f}M tok/s, {self.tokens:,} tokens", refresh=False)
+            self.bar.update(nbytes)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+# ---------------------------------------------------------------------------
+# Counting per input
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Stats:
+    """Per-input documents, tokens, empty documents skipped and UTF-8 bytes of text."""
+
+    n: int
+    documents: np.ndarray = field(init=False)
+    tokens: np.ndarray = field(init=False)
+    empty: np.ndarray = field(init=False)
+    text_bytes: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        for name in ("documents", "tokens", "empty", "text_bytes"):
+            setattr(self, name, np.zeros(self.n, dtype=np.int64))
+
+    def add(self, enc: Encoded, out_len: np.ndarray) -> None:
+        first = (enc.flags & FIRST).astype(bool) & (out_len > 0)
+        np.add.at(self.documents, enc.source[first], 1)
+        np.add.at(self.tokens, enc.source, out_len)
+        if enc.text_bytes is not None:
+            np.add.at(self.text_bytes, enc.source, enc.text_bytes)
+        for src, k in enc.empty.items():
+            self.empty[src] += k
+
+    def to_json(self) -> dict[str, list[int]]:
+        return {"documents": self.documents.tolist(), "tokens": self.tokens.tolist(), "empty": self.empty.tolist()}
+
+    @classmethod
+    def from_json(cls, n: int, d: dict[str, list[int]]) -> "_Stats":
+        s = cls(n)
+        for name in ("documents", "tokens", "empty"):
+            setattr(s, name, np.asarray(d[name], dtype=np.int64))
+        return s
+
+
+# ---------------------------------------------------------------------------
+# prepare
+# ---------------------------------------------------------------------------
+
+
+def prepare(
+    inputs: Any,
+    tokenizer: Any,
+    out_dir: str | os.PathLike,
+    *,
+    workers: int | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
+    text_field: str = "text",
+    split_on: str | None = None,
+    eot: str | None = "auto",
+    bos: str | None = "auto",
+    val_fraction: float = 0.0,
+    shard_size: int | str = "1GB",
+    resume: bool = False,
+    overwrite: bool = False,
+    show_progress: bool | None = None,
+) -> dict[str, Any]:
+    """Turn a corpus into the token arrays a language model trains on; return the index.
+
+    ``inputs``: paths (text, ``.jsonl``/``.jsonl.gz``/``.jsonl.zst``, Parquet),
+    folders, globs or ``"-"``; a ``datasets.Dataset``; or any iterable of str.
+    ``tokenizer``: a named encoding, any file :func:`tokenforge.load` reads, or a
+    :class:`~tokenforge.Tokenizer`. Special-token strings in the text are read as
+    text; ``bos``/``eot`` separators are put around each document by the
+    tokenizer's convention (see :func:`resolve_separators`). Output: shards of
+    raw little-endian ``uint16`` (``uint32`` for larger vocabularies) of
+    ``shard_size`` bytes, ``{split}.docs.npy`` and ``index.json`` in ``out_dir``;
+    the same bytes whatever ``workers`` and ``engine``. See :func:`open_tokens`.
+
+    >>> import tokenforge, tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> index = tokenforge.prepare(iter(["hello world", "bye"]), "gpt2", out, show_progress=False)
+    >>> tokenforge.open_tokens(out).ids.tolist()
+    [31373, 995, 50256, 16390, 50256]
+    """
+    from .._version import __version__
+    from ..io import open_tokenizer
+
+    tok = open_tokenizer(tokenizer)
+    n_workers = _workers(workers)
+    if not isinstance(val_fraction, (int, float)) or not 0 <= val_fraction < 1:
+        raise InvalidArgumentError(f"val_fraction must be in [0, 1), got {val_fraction!r}")
+    seps = resolve_separators(tok, bos, eot)
+    sources = resolve_inputs(inputs)
+    opts = _read_options(text_field, split_on, float(val_fraction))
+    dtype = np.dtype("<u2") if tok.max_token_value <= 0xFFFF else np.dtype("<u4")
+    shard_tokens = max(parse_size(shard_size) // dtype.itemsize, 1)
+    out = Path(out_dir)
+    settings = {
+        "tokenizer": {"name": _tokenizer_name(tokenizer, tok), "sha256": tokenizer_sha256(tok),
+                      "n_vocab": tok.n_vocab, "max_token_value": tok.max_token_value},
+        "dtype": dtype.name,
+        "shard_tokens": shard_tokens,
+        "separators": seps.to_dict(),
+        "options": {"text_field": text_field, "split_on": split_on, "val_fraction": float(val_fraction),
+                    "bos": bos, "eot": eot, "shard_size": shard_tokens * dtype.itemsize},
+        "inputs": [{"name": s.name, "size": s.size, "mtime_ns": s.mtime_ns} for s in sources],
+    }
+    journal_settings = {**settings, "engine": engine}
+    splits = ("train", "val") if val_fraction > 0 else ("train",)
+    created = not out.exists()
+    state = _start(out, journal_settings, resume, overwrite, sources)
+    if isinstance(state, dict) and state.get("complete"):
+        return state["index"]
+
+    hashes: dict[int, str | None] = {}
+    hasher = threading.Thread(target=lambda: hashes.update({k: hash_source(s) for k, s in enumerate(sources)}),
+                              name="tokenforge-hash", daemon=True)
+    hasher.start()
+
+    writers = {s: SplitWriter(out, s, dtype, shard_tokens, (state or {}).get("splits", {}).get(s)) for s in splits}
+    stats = _Stats(len(sources))
+    skip_before = 0
+    if state:
+        skip_before, snap = _resume_point(state, splits)
+        if snap is not None:
+            stats = _Stats.from_json(len(sources), snap)
+    snapshots: dict[str, dict] = dict((state or {}).get("snapshots", {}))
+    batch_start = [skip_before]
+
+    def checkpoint(writer: SplitWriter) -> None:
+        # `stats` does not count the batch being written yet: it is the snapshot at its start
+        snapshots[writer.split] = {"item": batch_start[0], "stats": stats.to_json()}
+        write_json_atomic(out / PARTIAL / JOURNAL, {
+            "settings": journal_settings,
+            "splits": {s: w.state() for s, w in writers.items()},
+            "snapshots": snapshots,
+        })
+
+    total_bytes = sum(s.size for s in sources) if all(s.size is not None for s in sources) else None
+    progress = _Progress(show_progress, total_bytes, f"prepare {settings['tokenizer']['name']}")
+    try:
+        for enc in _engine_batches(engine, tok, n_workers, sources, opts, skip_before, False, ray_address):
+            batch_start[0] = enc.first_item
+            tokens, out_len = assemble(enc, seps)
+            items = enc.first_item + np.arange(enc.n_items, dtype=np.int64)
+            first = (enc.flags & FIRST).astype(bool)
+            if len(splits) == 1:
+                writers["train"].write(tokens, items, out_len, first, checkpoint)
+            else:
+                for s, want in (("train", False), ("val", True)):
+                    sel = enc.val == want
+                    if sel.all():
+                        writers[s].write(tokens, items, out_len, first, checkpoint)
+                    elif sel.any():
+                        writers[s].write(tokens[np.repeat(sel, out_len)], items[sel], out_len[sel], first[sel], checkpoint)
+            stats.add(enc, out_len)
+            progress.update(enc.nbytes, int(out_len.sum()))
+        for w in writers.values():
+            w.finish()
+    except BaseException:
+        for w in writers.values():
+            w.abort()
+        progress.close()
+        if not any(w.shards for w in writers.values()):  # nothing to resume from: leave no trace
+            _shards.remove_partial(out)
+            if created:
+                with contextlib.suppress(OSError):
+                    out.rmdir()
+        raise
+    progress.close()
+    hasher.join()
+
+    index: dict[str, Any] = {
+        "format": _shards.FORMAT,
+        "format_version": _shards.FORMAT_VERSION,
+        "tokenforge_version": __version__,
+        "dtype": dtype.name,
+        "byte_order": "little",
+        "tokenizer": settings["tokenizer"],
+        "separators": settings["separators"],
+        "options": {k: v for k, v in settings["options"].items()},
+        "inputs": [
+            {**src.describe(), "sha256": hashes.get(k), "documents": int(stats.documents[k]),
+             "tokens": int(stats.tokens[k]), "empty_documents_skipped": int(stats.empty[k])}
+            for k, src in enumerate(sources)
+        ],
+        "splits": {},
+    }
+    for s, w in writers.items():
+        offsets = w.write_doc_offsets()
+        index["splits"][s] = {"tokens": w.tokens, "documents": w.documents, "doc_offsets": offsets,
+                              "shards": w.shards}
+    write_json_atomic(out / INDEX, index)
+    _shards.remove_partial(out)
+    return index
+
+
+def _start(out: Path, settings: dict, resume: bool, overwrite: bool, sources: list[Source]) -> dict | None:
+    """Prepare ``out``: a fresh start, or the journal to resume from."""
+    if out.exists() and not out.is_dir():
+        raise PrepareError(f"{out}: exists and is not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    index_path = out / INDEX
+    journal_path = out / PARTIAL / JOURNAL
+    if overwrite:
+        for p in _shards.prepared_files(out):
+            if p.is_dir():
+                _shards.remove_partial(out)
+            else:
+                p.unlink()
+    elif resume:
+        if index_path.exists():
+            index = json.loads(index_path.read_text(encoding="utf-8"))
+            if _same_settings(index, settings):
+                return {"complete": True, "index": index}
+            raise PrepareError(f"{out}: holds a complete prepare with other settings; use overwrite to replace it")
+        if journal_path.exists():
+            if any(s.kind in ("stdin",) for s in sources):
+                raise PrepareError("cannot resume from standard input: its text cannot be read again")
+            journal = json.loads(journal_path.read_text(encoding="utf-8"))
+            _check_resumable(out, journal["settings"], settings)
+            _shards.clean_temporaries(out)
+            return journal
+    elif _shards.prepared_files(out):
+        raise PrepareError(
+            f"{out}: already holds prepared tokens (or an interrupted run); "
+            "pass resume to continue it or overwrite to start again"
+        )
+    _shards.clean_temporaries(out)
+    (out / PARTIAL).mkdir(exist_ok=True)
+    write_json_atomic(journal_path, {"settings": settings, "splits": {}, "snapshots": {}})
+    return None
+
+
+def _same_settings(index: dict, settings: dict) -> bool:
+    return (index.get("tokenizer", {}).get("sha256") == settings["tokenizer"]["sha256"]
+            and index.get("dtype") == settings["dtype"]
+            and index.get("options") == settings["options"]
+            and [i["name"] for i in index.get("inputs", [])] == [i["name"] for i in settings["inputs"]]
+            and [i.get("size") for i in index.get("inputs", [])] == [i["size"] for i in settings["inputs"]])
+
+
+def _check_resumable(out: Path, old: dict, new: dict) -> None:
+    for key, what in (("engine", "the engine"), ("tokenizer", "the tokenizer"), ("dtype", "the dtype"),
+                      ("shard_tokens", "the shard size"),
+                      ("separators", "the separators"), ("options", "the options"), ("inputs", "the inputs")):
+        if old.get(key) != new.get(key):
+            if key == "inputs":
+                for a, b in zip(old["inputs"], new["inputs"]):
+                    if a != b:
+                        raise PrepareError(f"cannot resume in {out}: input {b['name']} changed since the interrupted run")
+            raise PrepareError(f"cannot resume in {out}: {what} differ from the interrupted run's "
+                               f"({old.get(key)!r} then, {new.get(key)!r} now)")
+    for split, st in old.get("splits", {}).items():
+        for shard in st.get("shards", []):
+            p = out / shard["file"]
+            expect = shard["tokens"] * np.dtype(new["dtype"]).itemsize
+            if not p.is_file() or p.stat().st_size != expect:
+                raise PrepareError(f"cannot resume: shard {p} is missing or not {expect} bytes")
+
+
+def _resume_point(journal: dict, splits: tuple[str, ...]) -> tuple[int, dict | None]:
+    """Where to start reading again: the latest snapshot at or before every split's mark."""
+    marks = [journal.get("splits", {}).get(s, {}).get("next_item", 0) for s in splits]
+    need = min(marks) if marks else 0
+    best: tuple[int, dict | None] = (0, None)
+    for snap in journal.get("snapshots", {}).values():
+        if best[0] <= snap["item"] <= need:
+            best = (snap["item"], snap["stats"])
+    return best
+
+
+# ---------------------------------------------------------------------------
+# count
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class CountRow:
+    name: str
+    documents: int
+    bytes: int
+    tokens: int
+
+    @property
+    def bytes_per_token(self) -> float:
+        return self.bytes / self.tokens if self.tokens else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "documents": self.documents, "bytes": self.bytes, "tokens": self.tokens,
+                "bytes_per_token": round(self.bytes_per_token, 4)}
+
+
+@dataclass
+class CountReport:
+    """Tokens per input and in total (no separators): ``rows``, ``total``, ``seconds``."""
+
+    tokenizer: str
+    rows: list[CountRow]
+    total: CountRow
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tokenizer": self.tokenizer, "inputs": [r.to_dict() for r in self.rows],
+                "total": self.total.to_dict(), "seconds": round(self.seconds, 3)}
+
+
+def count(
+    inputs: Any,
+    tokenizer: Any,
+    *,
+    workers: int | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
+    text_field: str = "text",
+    split_on: str | None = None,
+    show_progress: bool | None = None,
+) -> CountReport:
+    """Count the tokens of a corpus (per input and in total), read and encoded as
+    :func:`prepare` does, without separators and without writing anything.
+
+    >>> import tokenforge
+    >>> tokenforge.count(iter(["hello world", "bye"]), "gpt2", show_progress=False).total.tokens
+    3
+    """
+    from ..io import open_tokenizer
+
+    t0 = time.perf_counter()
+    tok = open_tokenizer(tokenizer)
+    sources = resolve_inputs(inputs)
+    opts = _read_options(text_field, split_on, 0.0)
+    stats = _Stats(len(sources))
+    total_bytes = sum(s.size for s in sources) if all(s.size is not None for s in sources) else None
+    progress = _Progress(show_progress, total_bytes, "count")
+    try:
+        for enc in _engine_batches(engine, tok, _workers(workers), sources, opts, 0, True, ray_address):
+            stats.add(enc, enc.lengths)
+            progress.update(enc.nbytes, int(enc.lengths.sum()))
+    finally:
+        progress.close()
+    rows = [CountRow(s.name, int(stats.documents[k]), int(stats.text_bytes[k]), int(stats.tokens[k]))
+            for k, s in enumerate(sources)]
+    total = CountRow("total", sum(r.documents for r in rows), sum(r.bytes for r in rows), sum(r.tokens for r in rows))
+    return CountReport(_tokenizer_name(tokenizer, tok), rows, total, time.perf_counter() - t0)

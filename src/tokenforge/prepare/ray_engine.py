@@ -1,0 +1,123 @@
+"""The Ray engine: the same job on a Ray cluster (``pip install tokenforge[ray]``).
+
+The inputs become a Ray Dataset of *units* (byte ranges of JSON Lines and
+delimited text files cut at line or delimiter boundaries, Parquet row groups,
+whole files otherwise). ``map_batches`` on an actor pool reads each unit
+with the same reader code the local engine uses and encodes its chunks, one
+tokenizer per actor (built once per worker, not once per batch); reading
+where the encoding happens keeps the text out of the object store. The driver iterates the results in input
+order (``preserve_order``) and writes the shards and index exactly as the
+local engine does, so the output is byte-identical to it.
+
+Only file inputs go through Ray: standard input and Python iterables live in
+the driver process and are prepared with the local engine.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..errors import InvalidArgumentError, MissingDependencyError, PrepareError
+from .encoder import Encoded, encodable, encode_texts
+from .sources import ReadOptions, Source, Unit, plan_units, read_unit
+
+#: Target size of one unit (a byte range of a file) on Ray.
+UNIT_BYTES = 32 << 20
+
+
+def _ray() -> Any:
+    try:
+        import ray
+        import ray.data  # noqa: F401
+    except ImportError:
+        raise MissingDependencyError(
+            "engine='ray' needs Ray Data: pip install 'tokenforge[ray]' (or pip install 'ray[data]')"
+        ) from None
+    return ray
+
+
+class _UnitEncoder:
+    """One actor of the pool: holds one tokenizer; reads each unit it is given with
+    the local engine's reader and yields its chunks encoded, in order."""
+
+    def __init__(self, tok_bytes: bytes, sources: list[Source], opts: ReadOptions, want_bytes: bool) -> None:
+        self.tok = pickle.loads(tok_bytes)
+        self.cutter = self.tok.stream_cutter()
+        self.sources = sources
+        self.opts = opts
+        self.want_bytes = want_bytes
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> Iterator[dict[str, np.ndarray]]:
+        for u, (src, start, end) in enumerate(zip(batch["source"], batch["start"], batch["end"])):
+            unit = Unit(int(src), int(start), None if int(end) < 0 else int(end))
+            for seq, chunk in enumerate(encodable(read_unit(self.sources, unit, self.opts), self.cutter)):
+                if chunk.texts:
+                    ids, lengths, text_bytes = encode_texts(self.tok, chunk.texts, 1, self.want_bytes)
+                else:
+                    ids, lengths = np.zeros(0, np.uint32), np.zeros(0, np.int64)
+                    text_bytes = np.zeros(0, np.int64) if self.want_bytes else None
+                payload = (chunk.source, bytes(chunk.flags), bytes(chunk.val), chunk.nbytes, chunk.empty,
+                           ids, lengths, text_bytes)
+                yield {
+                    "unit": np.array([int(batch["index"][u])], dtype=np.int64),
+                    "seq": np.array([seq], dtype=np.int64),
+                    "payload": np.array([pickle.dumps(payload, protocol=5)], dtype=object),
+                }
+
+
+def ray_batches(tok: Any, workers: int, sources: list[Source], opts: ReadOptions, skip_before: int,
+                want_bytes: bool, address: str | None) -> Iterator[Encoded]:
+    """Encoded chunks in input order, computed on Ray (a local cluster of ``workers``
+    CPUs is started when none is running and no ``address`` is given)."""
+    ray = _ray()
+    if any(not s.is_file for s in sources):
+        raise InvalidArgumentError(
+            "the ray engine reads files; standard input and Python iterables are prepared with engine='local'"
+        )
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+    ctx = ray.data.DataContext.get_current()
+    ctx.execution_options.preserve_order = True
+    ctx.enable_progress_bars = False
+    units = plan_units(sources, opts, UNIT_BYTES)
+    rows = [{"index": k, "source": u.source, "start": u.start, "end": -1 if u.end is None else u.end}
+            for k, u in enumerate(units)]
+    cpus = int(ray.cluster_resources().get("CPU", workers))
+    size = max(1, min(workers, cpus))
+    ds = ray.data.from_items(rows, override_num_blocks=max(len(rows), 1))
+    ds = ds.map_batches(_UnitEncoder, fn_constructor_args=(pickle.dumps(tok, protocol=5), sources, opts, want_bytes),
+                        batch_size=1, compute=ray.data.ActorPoolStrategy(size=size), num_cpus=1)
+    item = 0
+    last = (-1, -1)
+    for row in ds.iter_rows():
+        key = (int(row["unit"]), int(row["seq"]))
+        if key <= last:
+            raise PrepareError(f"Ray returned chunk {key} after {last}: input order was not preserved")
+        last = key
+        source, flags, val, nbytes, empty, ids, lengths, text_bytes = pickle.loads(row["payload"])
+        n = len(flags)
+        first_item = item
+        item += n
+        if item <= skip_before and skip_before:
+            yield Encoded(item, np.zeros(0, np.int32), np.zeros(0, np.uint8), np.zeros(0, bool), np.zeros(0, np.int64),
+                          np.zeros(0, np.uint32), np.zeros(0, np.int64) if want_bytes else None, nbytes, {})
+            continue
+        if first_item < skip_before:
+            raise PrepareError("cannot resume: the checkpoint does not fall between two chunks of the input")
+        yield Encoded(
+            first_item=first_item,
+            source=np.full(n, source, dtype=np.int32),
+            flags=np.frombuffer(flags, dtype=np.uint8),
+            val=np.frombuffer(val, dtype=np.uint8).astype(bool),
+            lengths=lengths,
+            ids=ids,
+            text_bytes=text_bytes,
+            nbytes=nbytes,
+            empty={source: empty} if empty else {},
+        )
