@@ -61,13 +61,14 @@ CACHE_LIMIT = 1 << 17
 SP_WORD_SPLIT = f"(?<=[^{SPACE}]){SPACE}"
 
 
-def default_threads(num_threads: int | None) -> int:
+def default_threads(num_threads: int | None, name: str = "num_threads") -> int:
+    """``num_threads``, or every core for None; anything but a positive int is refused."""
     if num_threads is None:
         return os.cpu_count() or 1
     if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
         from .errors import InvalidArgumentError
 
-        raise InvalidArgumentError(f"num_threads must be a positive int, got {num_threads!r}")
+        raise InvalidArgumentError(f"{name} must be a positive int, got {num_threads!r}")
     return num_threads
 
 

@@ -21,6 +21,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from .._plans import default_threads
 from ..errors import InvalidArgumentError, PrepareError, SpecialTokenError, UnknownTokenError
 from . import shards as _shards
 from . import sources as _sources
@@ -178,11 +179,7 @@ def _read_options(text_field: str, split_on: str | None, val_fraction: float) ->
 
 
 def _workers(workers: int | None) -> int:
-    if workers is None:
-        return os.cpu_count() or 1
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
-        raise InvalidArgumentError(f"workers must be a positive int, got {workers!r}")
-    return workers
+    return default_threads(workers, "workers")
 
 
 def tokenizer_sha256(tok: Any) -> str:

@@ -20,23 +20,13 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, MissingDependencyError, PrepareError
+from .._ray import init_ray
+from ..errors import InvalidArgumentError, PrepareError
 from .encoder import Encoded, encodable, encode_texts
 from .sources import ReadOptions, Source, Unit, plan_units, read_unit
 
 #: Target size of one unit (a byte range of a file) on Ray.
 UNIT_BYTES = 32 << 20
-
-
-def _ray() -> Any:
-    try:
-        import ray
-        import ray.data  # noqa: F401
-    except ImportError:
-        raise MissingDependencyError(
-            "engine='ray' needs Ray Data: pip install 'tokenforge[ray]' (or pip install 'ray[data]')"
-        ) from None
-    return ray
 
 
 class _UnitEncoder:
@@ -72,19 +62,16 @@ def ray_batches(tok: Any, workers: int, sources: list[Source], opts: ReadOptions
                 want_bytes: bool, address: str | None) -> Iterator[Encoded]:
     """Encoded chunks in input order, computed on Ray (a local cluster of ``workers``
     CPUs is started when none is running and no ``address`` is given)."""
-    ray = _ray()
     if any(not s.is_file for s in sources):
         raise InvalidArgumentError(
             "the ray engine reads files; standard input and Python iterables are prepared with engine='local'"
         )
-    if not ray.is_initialized():
-        if address:
-            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
-        else:
-            ray.init(num_cpus=workers, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+    ray = init_ray(workers, address, data=True)
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True
     ctx.enable_progress_bars = False
+    if hasattr(ctx, "print_on_execution_start"):
+        ctx.print_on_execution_start = False
     units = plan_units(sources, opts, UNIT_BYTES)
     rows = [{"index": k, "source": u.source, "start": u.start, "end": -1 if u.end is None else u.end}
             for k, u in enumerate(units)]

@@ -175,7 +175,7 @@ def count_files(
     workers: int | None = None,
     errors: str = "strict",
     progress: Callable[[int], None] | None = None,
-    chunk_bytes: int = CHUNK_BYTES,
+    chunk_bytes: int | None = None,
     backend: str = "auto",
     engine: str = "local",
     ray_address: str | None = None,
@@ -187,6 +187,7 @@ def count_files(
     """
     if engine not in ("local", "ray"):
         raise TrainingError(f"engine must be 'local' or 'ray', not {engine!r}")
+    chunk_bytes = chunk_bytes or CHUNK_BYTES
     if errors not in _ERRORS:
         raise TrainingError(f"errors must be one of {', '.join(_ERRORS)}, got {errors!r}")
     specials_b = [s.encode("utf-8") for s in special_tokens]
@@ -248,21 +249,13 @@ def _run_ray(tasks: list, workers: int, total: Counter, progress: Callable[[int]
              address: str | None) -> None:
     """The map-reduce on Ray: one task per range, at most two per CPU in flight, counts
     summed on the driver as tasks finish (a sum, so the order does not matter)."""
-    try:
-        import ray
-    except ImportError:
-        from ..errors import MissingDependencyError
+    from .._ray import init_ray
 
-        raise MissingDependencyError("engine='ray' needs Ray: pip install 'tokenforge[ray]'") from None
-    if not ray.is_initialized():
-        if address:
-            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
-        else:
-            ray.init(num_cpus=workers, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+    ray = init_ray(workers, address)
     remote = ray.remote(_count_range)
     limit = 2 * max(int(ray.cluster_resources().get("CPU", workers)), 1)
     queue = iter(tasks)
-    pending = [remote.remote(t) for t, _ in zip(queue, range(limit))]
+    pending = [remote.remote(t) for _, t in zip(range(limit), queue)]  # range first: no task is dropped
     while pending:
         done, pending = ray.wait(pending, num_returns=1)
         counts, n = ray.get(done[0])
@@ -396,6 +389,7 @@ def count_lines(
     """Count the pipeline pieces of every line of the files ``sources`` (in
     worker processes) and of the strings of ``iterator`` (each string is split
     into lines too). The result does not depend on the number of workers."""
+    chunk_bytes = chunk_bytes or CHUNK_BYTES
     if errors not in _ERRORS:
         raise TrainingError(f"errors must be one of {', '.join(_ERRORS)}, got {errors!r}")
     total: Counter = Counter()

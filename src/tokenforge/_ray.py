@@ -1,0 +1,34 @@
+"""Ray, for the engines that run on a cluster (``pip install 'tokenforge[ray]'``)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from .errors import MissingDependencyError
+
+
+def ray_module(data: bool = False) -> Any:
+    """``ray`` (with Ray Data when ``data``), or a clear error naming the extra to install."""
+    try:
+        import ray
+
+        if data:
+            import ray.data  # noqa: F401
+    except ImportError:
+        what = "Ray Data" if data else "Ray"
+        raise MissingDependencyError(f"engine='ray' needs {what}: pip install 'tokenforge[ray]'") from None
+    return ray
+
+
+def init_ray(workers: int, address: str | None, data: bool = False) -> Any:
+    """Connect to ``address``, or start a local cluster of ``workers`` CPUs, unless the
+    caller already called ``ray.init`` with their own settings. Returns ``ray``."""
+    ray = ray_module(data)
+    if not ray.is_initialized():
+        quiet = dict(ignore_reinit_error=True, log_to_driver=False, logging_level=logging.WARNING)
+        if address:
+            ray.init(address=address, **quiet)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, **quiet)
+    return ray
