@@ -291,6 +291,19 @@ class SentencePiecePlan(Plan):
                 out[k] = super().encode(fixed[k])
         return out
 
+    def encode_flat(self, texts: list[str], num_threads: int):
+        h = self._handles()
+        if not h:
+            return super().encode_flat(texts, num_threads)
+        import numpy as np
+
+        ids, offsets, uncovered = self._core.spm_encode_batch(
+            h[0], h[1], [fix_surrogates(t) for t in texts], num_threads, True
+        )
+        if uncovered:  # a Unigram text with an uncovered run: the Python stages serve the batch
+            return super().encode_flat(texts, num_threads)
+        return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.uint64).astype(np.int64)
+
     def describe(self) -> str:
         return f"sentencepiece (native normalizer + {type(self.model).__name__})"
 

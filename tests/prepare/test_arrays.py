@@ -65,6 +65,13 @@ def test_separators_follow_each_tokenizers_convention(tmp_path):
     bert = FAMILIES["BERT WordPiece vocab.txt"][0](tmp_path)
     s = resolve_separators(bert)
     assert s.bos_tokens == ("[CLS]",) and s.eot_tokens == ("[SEP]",)
+    llama_like = tokenforge.Tokenizer(
+        spm.model, normalizer=spm.normalizer, pre_tokenizer=spm.pre_tokenizer, decoder=spm.decoder,
+        added_tokens=spm.added_tokens,
+        post_processor=tokenforge.postprocessors.TemplateProcessing("<s> $A", "<s> $A <s> $B:1", [("<s>", spm.special_tokens["<s>"])]),
+    )
+    s = resolve_separators(llama_like)  # the template's <s> first, then the end-of-text token it does not add
+    assert s.bos_tokens == ("<s>",) and s.eot_tokens == ("</s>",)
     assert resolve_separators(gpt, bos="none", eot="none") == resolve_separators(gpt, bos=None, eot=None)
     assert resolve_separators(gpt, eot="<|fim_prefix|>").eot == (gpt.special_tokens["<|fim_prefix|>"],)
     with pytest.raises(tokenforge.SpecialTokenError, match="not a token"):

@@ -440,3 +440,24 @@ def test_native_batch_on_threads_equals_one_by_one(shared_data, model):
         assert tok.encode_batch(texts, num_threads=n, disallowed_special=()) == one
     ids, offsets = tok.encode_batch_to_numpy(texts, num_threads=2, disallowed_special=())
     assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(texts))] == one
+
+
+@pytest.mark.parametrize("model", MODEL_FILES)
+def test_native_batch_flat_form_equals_the_list_form(shared_data, model):
+    """spm_encode_batch(..., flat=True): the same ids as the lists, as bytes and offsets."""
+    import numpy as np
+
+    path = shared_data / "vocab" / "sentencepiece" / model
+    if not path.is_file() or not _native.available():
+        pytest.skip(f"{model} not found or no native core")
+    tok = tokenforge.load(str(path))
+    handles = tok._plan._handles()
+    assert handles
+    texts = ["", " ", "hello world", "龘😀 x", "吾輩は猫である。" * 20, "a\tb\nc  d"] * 3
+    core = _native.core("auto")
+    lists = core.spm_encode_batch(handles[0], handles[1], texts, 2)
+    ids, offsets, uncovered = core.spm_encode_batch(handles[0], handles[1], texts, 2, True)
+    ids, offsets = np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.uint64)
+    assert len(offsets) == len(texts) + 1 and offsets[-1] == len(ids)
+    assert uncovered == [k for k, x in enumerate(lists) if x is None]
+    assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(texts))] == [x or [] for x in lists]

@@ -1198,15 +1198,58 @@ inline PyObject* spm_unigram_encode(PyObject*, PyObject* args) {
   return list_of_shared_ints(out);
 }
 
-// spm_encode_batch(normalizer, model: SpmBPE | SpmUnigram, texts: list[str], num_threads: int)
-//   -> list[list[int] | None]
+// The flat form of spm_encode_batch's result (see there).
+inline PyObject* spm_flat_result(const std::vector<std::vector<int32_t>>& outs, const std::vector<char>& covered) {
+  size_t total = 0;
+  for (size_t k = 0; k < outs.size(); ++k)
+    if (covered[k]) total += outs[k].size();
+  if (total > (size_t)PY_SSIZE_T_MAX / 4 || outs.size() + 1 > (size_t)PY_SSIZE_T_MAX / 8) return PyErr_NoMemory();
+  PyObject* ids = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)(total * 4));
+  PyObject* offs = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)((outs.size() + 1) * 8));
+  PyObject* uncovered = PyList_New(0);
+  if (!ids || !offs || !uncovered) {
+    Py_XDECREF(ids);
+    Py_XDECREF(offs);
+    Py_XDECREF(uncovered);
+    return nullptr;
+  }
+  char* ip = PyBytes_AS_STRING(ids);
+  char* op = PyBytes_AS_STRING(offs);
+  uint64_t pos = 0;
+  std::memcpy(op, &pos, 8);
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (covered[k]) {
+      if (!outs[k].empty()) std::memcpy(ip + pos * 4, outs[k].data(), outs[k].size() * 4);
+      pos += outs[k].size();
+    } else {
+      PyObject* idx = PyLong_FromSize_t(k);
+      if (!idx || PyList_Append(uncovered, idx) < 0) {
+        Py_XDECREF(idx);
+        Py_DECREF(ids);
+        Py_DECREF(offs);
+        Py_DECREF(uncovered);
+        return nullptr;
+      }
+      Py_DECREF(idx);
+    }
+    std::memcpy(op + (k + 1) * 8, &pos, 8);
+  }
+  return Py_BuildValue("(NNN)", ids, offs, uncovered);
+}
+
+// spm_encode_batch(normalizer, model: SpmBPE | SpmUnigram, texts: list[str], num_threads: int,
+//                  flat: bool = False) -> list[list[int] | None]
 // spm_bpe_encode / spm_unigram_encode of every text, on num_threads threads with the GIL
 // released (texts are taken one at a time from a shared counter, so long and short texts
 // balance). None for a Unigram text left uncovered, as spm_unigram_encode.
+// With flat: (bytes of uint32 ids, bytes of uint64 offsets, list of the uncovered indices),
+// text k being ids[offsets[k]:offsets[k+1]] (empty when uncovered): no Python int per id.
 inline PyObject* spm_encode_batch(PyObject*, PyObject* args) {
   PyObject *norm, *model, *texts;
   int num_threads;
-  if (!PyArg_ParseTuple(args, "O!OO!i", &SpmNormalizerType, &norm, &model, &PyList_Type, &texts, &num_threads))
+  int flat = 0;
+  if (!PyArg_ParseTuple(args, "O!OO!i|p", &SpmNormalizerType, &norm, &model, &PyList_Type, &texts, &num_threads,
+                        &flat))
     return nullptr;
   auto* ns = (SpmNormalizerObject*)norm;
   if (!normalizer_ready(ns)) return nullptr;
@@ -1299,6 +1342,7 @@ inline PyObject* spm_encode_batch(PyObject*, PyObject* args) {
     PyErr_SetString(PyExc_OverflowError, "text too long (2**31 code points or more)");
     return nullptr;
   }
+  if (flat) return spm_flat_result(outs, covered);
   PyObject* result = PyList_New(count);
   if (!result) return nullptr;
   for (Py_ssize_t k = 0; k < count; ++k) {

@@ -118,9 +118,11 @@ def _common(p: Any, tokenizer_required: bool = False) -> None:
     p.add_argument("--ray-address", default=None, help="address of a running Ray cluster (default: start a local one)")
     p.add_argument("--text-field", default="text", help="JSON field / Parquet column holding the text (default: text)")
     p.add_argument("--split-on", default=None, metavar="DELIM",
-                   help="text files: documents are separated by this string (\\n escapes allowed, e.g. '\\n\\n' "
-                        "or '<|endoftext|>'); default: one document per file")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+                   help="text files: documents are separated by this string (\\n escapes allowed, e.g. '\\n\\n'); "
+                        "a document is exactly the text between two separators, so a TinyStories-style file "
+                        "needs '\\n<|endoftext|>\\n' to leave out the line breaks around the marker; "
+                        "default: one document per file")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar (the summary is still printed)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 

@@ -76,9 +76,11 @@ def resolve_separators(tok: Any, bos: str | None = "auto", eot: str | None = "au
     """The separators of ``tok`` by its own convention, or as asked.
 
     ``auto``: the tokens its post-processor puts around a sequence ([CLS] … [SEP]
-    for BERT, ``<s>`` … for Llama files that say so); otherwise ``<|endoftext|>``
-    after each document for GPT-style vocabularies, ``<s>`` … ``</s>`` for
-    SentencePiece models (their usual begin/end-of-text special tokens).
+    for BERT, ``<s>`` … ``</s>`` for RoBERTa); where the template puts nothing
+    after the text (Llama's ``<s> $A``), the end-of-text special token if there is
+    one. Without a template: ``<|endoftext|>`` after each document for GPT-style
+    vocabularies, ``<s>`` … ``</s>`` for SentencePiece models (their usual
+    begin/end-of-text special tokens).
     ``none`` (or None): nothing. Any other value is a token of the vocabulary.
     """
     sides = _template_sides(tok)
@@ -88,9 +90,11 @@ def resolve_separators(tok: Any, bos: str | None = "auto", eot: str | None = "au
         if value is None or value == "none":
             return (), ()
         if value == "auto":
-            if sides is not None:
-                pairs = sides[0] if which == "bos" else sides[1]
+            pairs = (sides[0] if which == "bos" else sides[1]) if sides is not None else []
+            if pairs:
                 return tuple(i for i, _ in pairs), tuple(t for _, t in pairs)
+            if sides is not None and which == "bos":
+                return (), ()  # the template puts nothing first: no BOS
             names = BOS_NAMES if which == "bos" else EOT_NAMES
             if which == "bos" and "<|endoftext|>" in specials:
                 return (), ()  # GPT-style: one end-of-text token between documents
