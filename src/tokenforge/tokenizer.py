@@ -605,10 +605,9 @@ class Tokenizer:
         tokenizers that split text with a regex and no normalizer (byte-level BPE),
         only the text whose pieces could still change is held back: the last few
         pieces and a possible prefix of a special token, so memory does not grow
-        with the stream. Tokenizers whose pieces depend on the whole text (a
-        normalizer that joins characters, SentencePiece's whole-text lattice) cut
-        the stream only after a newline that the pre-tokenizer and normalizer
-        treat as a boundary, and otherwise encode what they hold at the end.
+        with the stream. Tokenizers whose pieces may depend on the whole text (a
+        normalizer that joins characters, SentencePiece's whole-text lattice) hold
+        the text and encode it at the end.
 
         >>> import io, tokenforge
         >>> enc = tokenforge.get_encoding("gpt2")

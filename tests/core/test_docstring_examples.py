@@ -44,6 +44,8 @@ MODULES = [
     "tokenforge.analysis.explain",
     "tokenforge.analysis.glitch",
     "tokenforge.analysis.healing",
+    "tokenforge.prepare.job",
+    "tokenforge.prepare.reader",
 ]
 
 

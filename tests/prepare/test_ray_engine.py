@@ -67,3 +67,15 @@ def test_bpe_training_with_ray_counting_learns_the_same_merges(cluster, tmp_path
     finally:
         counting.CHUNK_BYTES = old
     assert on_ray.rank_model().merges == local.rank_model().merges
+
+
+def test_an_input_error_inside_an_actor_is_the_same_error_as_locally(cluster, tmp_path, monkeypatch):
+    from tokenforge.prepare import ray_engine
+
+    monkeypatch.setattr(ray_engine, "UNIT_BYTES", 200)  # the bad line is in a later byte range
+    p = tmp_path / "bad.jsonl"
+    p.write_text("".join('{"text": "line %d of the corpus"}\n' % k for k in range(40)) + '{"body": "x"}\n',
+                 encoding="utf-8")
+    with pytest.raises(tokenforge.FileFormatError, match=r"bad.jsonl, line 41: no field 'text'"):
+        tokenforge.prepare(p, "gpt2", tmp_path / "o", engine="ray", show_progress=False)
+    assert not (tmp_path / "o").exists()

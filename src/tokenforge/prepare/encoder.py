@@ -236,7 +236,13 @@ class LocalEngine:
 
     @staticmethod
     def _collect(batch: _Batch, fut: Future) -> Encoded:
-        ids, lengths, text_bytes = fut.result()
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            ids, lengths, text_bytes = fut.result()
+        except BrokenProcessPool:
+            raise PrepareError("a worker process died while encoding (out of memory?); "
+                               "complete shards are kept, run again with resume") from None
         return Encoded(
             first_item=batch.first_item,
             source=np.asarray(batch.source, dtype=np.int32),

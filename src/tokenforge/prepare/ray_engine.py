@@ -80,6 +80,33 @@ def ray_batches(tok: Any, workers: int, sources: list[Source], opts: ReadOptions
     ds = ray.data.from_items(rows, override_num_blocks=max(len(rows), 1))
     ds = ds.map_batches(_UnitEncoder, fn_constructor_args=(pickle.dumps(tok, protocol=5), sources, opts, want_bytes),
                         batch_size=1, compute=ray.data.ActorPoolStrategy(size=size), num_cpus=1)
+    try:
+        yield from _rows(ds, skip_before, want_bytes)
+    except Exception as exc:
+        cause = _tokenforge_cause(exc)
+        if cause is not None:  # an input error raised inside an actor: the same error as locally
+            raise cause from None
+        raise
+
+
+def _tokenforge_cause(exc: BaseException) -> BaseException | None:
+    """The TokenforgeError a Ray exception wraps (Ray keeps it as ``cause``), if any."""
+    from ..errors import TokenforgeError
+
+    seen = set()
+    todo = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, TokenforgeError) and type(e).__module__.startswith("tokenforge"):
+            return e
+        todo.extend([getattr(e, "cause", None), e.__cause__, e.__context__])
+    return None
+
+
+def _rows(ds: Any, skip_before: int, want_bytes: bool) -> Iterator[Encoded]:
     item = 0
     last = (-1, -1)
     for row in ds.iter_rows():
