@@ -73,7 +73,10 @@ core = Extension(
     depends=[str(p.relative_to(ROOT)) for p in CORE.glob("*.h")],
     include_dirs=["src/tokenforge/_core"],
     language="c++",
-    extra_compile_args=["-std=c++17", "-O3", "-fvisibility=hidden", "-Wall"],
+    # a release build: optimised, no debug information (Python's own CFLAGS carry -g), symbols
+    # stripped at link time on Linux; the fuzz targets build the units with their own flags
+    extra_compile_args=["-std=c++17", "-O3", "-g0", "-fvisibility=hidden", "-Wall"],
+    extra_link_args=["-Wl,--strip-all"] if sys.platform.startswith("linux") else [],
 )
 
 setup(ext_modules=[core], cmdclass={"build_ext": BuildExt})

@@ -89,3 +89,4 @@ __all__ = [
     "train_unigram",
     "train_wordpiece",
 ]
+

@@ -20,12 +20,11 @@ from __future__ import annotations
 import collections
 import queue
 import threading
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
-import numpy as np
-
+from .._lazy import np
 from ..errors import PrepareError
 
 from .sources import FIRST, LAST, WHOLE, Chunk, ReadOptions, Source, Unit, read_unit
@@ -177,6 +176,7 @@ class LocalEngine:
             in_flight = 2
         else:
             import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
 
             executor = ProcessPoolExecutor(
                 self.workers, mp_context=mp.get_context("spawn"), initializer=_init_worker, initargs=(self.tok,)

@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-import numpy as np
-
+from .._lazy import np
 from .._plans import default_threads
 from ..errors import InvalidArgumentError, PrepareError, SpecialTokenError, UnknownTokenError
 from . import shards as _shards

@@ -18,8 +18,7 @@ from __future__ import annotations
 import pickle
 from typing import Any, Iterator
 
-import numpy as np
-
+from .._lazy import np
 from .._ray import init_ray
 from ..errors import InvalidArgumentError, PrepareError
 from .encoder import Encoded, encodable, encode_texts

@@ -14,8 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from .._lazy import np
 from ..errors import FileFormatError, InvalidArgumentError, MissingDependencyError, TokenizerFileNotFoundError
 from .shards import FORMAT, INDEX, PARTIAL
 

@@ -29,8 +29,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from .._lazy import np
 from .._io import atomic_write
 from ..errors import PrepareError
 
