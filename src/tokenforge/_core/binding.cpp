@@ -133,12 +133,12 @@ struct CoreBPE {
 // A list of ids. Every id below the decoder size reuses one int object per id (made on
 // first use, under the GIL): building the list is then an INCREF per token instead of an
 // allocation, which is most of what a list output costs.
-PyObject* list_of_ids(CoreBPE* self, const std::vector<uint32_t>& ids) {
+PyObject* list_of_ids(CoreBPE* self, const uint32_t* ids, size_t n) {
   std::vector<PyObject*>& cache = *self->ints;
   if (cache.empty()) cache.assign(self->decoder->size(), nullptr);
-  PyObject* list = PyList_New((Py_ssize_t)ids.size());
+  PyObject* list = PyList_New((Py_ssize_t)n);
   if (!list) return nullptr;
-  for (size_t k = 0; k < ids.size(); ++k) {
+  for (size_t k = 0; k < n; ++k) {
     uint32_t id = ids[k];
     PyObject* o;
     if (id < cache.size()) {
@@ -156,6 +156,10 @@ PyObject* list_of_ids(CoreBPE* self, const std::vector<uint32_t>& ids) {
     PyList_SET_ITEM(list, (Py_ssize_t)k, o);
   }
   return list;
+}
+
+PyObject* list_of_ids(CoreBPE* self, const std::vector<uint32_t>& ids) {
+  return list_of_ids(self, ids.data(), ids.size());
 }
 
 PyObject* list_from_ids(const std::vector<uint32_t>& ids) {
@@ -289,14 +293,40 @@ PyObject* CoreBPE_encode_ordinary_u32(CoreBPE* self, PyObject* arg) {
   return PyBytes_FromStringAndSize((const char*)out.data(), (Py_ssize_t)(out.size() * sizeof(uint32_t)));
 }
 
-// Encodes a list of str on up to num_threads threads (GIL released) into outs.
+//: Batches with fewer ids than this build their lists with the GIL held, on this thread.
+constexpr size_t PARALLEL_LISTS_AT_IDS = 1 << 16;
+
+// The ids of a batch: every worker thread appends the ids of the documents it takes to a
+// buffer of its own, and document k is ids(k)[0:size(k)] in the buffer of the worker that
+// encoded it. (One std::vector per document, as before, made the two threads write the
+// end pointers of neighbouring vector headers, on one cache line, at every token, and grew
+// thousands of small vectors through malloc on both threads.)
+struct BatchIds {
+  struct Span {
+    size_t off = 0, len = 0;
+    uint32_t worker = 0;
+  };
+  std::vector<std::vector<uint32_t>> bufs;  // one per worker
+  std::vector<Span> spans;                  // one per document
+  size_t total = 0;
+  // With counting on: counts[w][id] = how often worker w emitted id (for lists built off the
+  // GIL); all_counted is false when an id was past the counted range.
+  size_t count_below = 0;
+  std::vector<std::vector<uint32_t>> counts;
+  bool all_counted = true;
+  const uint32_t* ids(size_t k) const { return bufs[spans[k].worker].data() + spans[k].off; }
+  size_t size(size_t k) const { return spans[k].len; }
+};
+
+// Encodes a list of str on up to num_threads threads (GIL released) into out.
 // Returns false with a Python error set on failure.
-bool encode_many(CoreBPE* self, PyObject* texts, int num_threads, std::vector<std::vector<uint32_t>>& outs) {
+bool encode_many(CoreBPE* self, PyObject* texts, int num_threads, BatchIds& out) {
   if (!need_scanner(self)) return false;
   Py_ssize_t count = PyList_GET_SIZE(texts);
   std::vector<PyObject*> keep;
   std::vector<std::pair<const char*, size_t>> items((size_t)count);
   keep.reserve((size_t)count);
+  size_t bytes = 0;
   for (Py_ssize_t k = 0; k < count; ++k) {
     PyObject* o = PyList_GET_ITEM(texts, k);
     Py_ssize_t n;
@@ -308,43 +338,139 @@ bool encode_many(CoreBPE* self, PyObject* texts, int num_threads, std::vector<st
     Py_INCREF(o);
     keep.push_back(o);
     items[(size_t)k] = {s, (size_t)n};
+    bytes += (size_t)n;
   }
-  outs.assign((size_t)count, {});
+  size_t threads = (size_t)(num_threads < 1 ? 1 : num_threads);
+  if (threads > items.size()) threads = items.size() ? items.size() : 1;
+  // too few ids to pay for zeroing a count per vocabulary entry
+  if (threads < 2 || bytes < 4 * PARALLEL_LISTS_AT_IDS) out.count_below = 0;
+  bool oom = false;
+  try {
+    out.spans.assign(items.size(), {});
+    out.bufs.assign(threads, {});
+    if (out.count_below) out.counts.assign(threads, {});
+  } catch (const std::bad_alloc&) {
+    oom = true;
+  }
   std::atomic<size_t> next{0};
-  std::atomic<bool> oom{false};
+  std::atomic<bool> failed{oom};
+  std::atomic<bool> failed_count{false};
   const Vocab& v = *self->vocab;
   LazyBacktracker& lazy = *self->lazy;
   Pattern pat = (Pattern)self->pattern;
-  auto work = [&]() {
+  auto work = [&](uint32_t me) {
     try {
+      // Local until the end: no other thread touches this vector's header meanwhile.
+      std::vector<uint32_t> buf;
+      buf.reserve(bytes / threads / 4 + 64);  // ~4 bytes a token in English, more in CJK
       PieceCache cache;
       for (;;) {
-        size_t k = next.fetch_add(1);
-        if (k >= items.size()) break;
-        tf::encode_text(v, lazy, pat, (const uint8_t*)items[k].first, items[k].second, outs[k], cache);
+        size_t k = next.fetch_add(1, std::memory_order_relaxed);
+        if (k >= items.size() || failed.load(std::memory_order_relaxed)) break;
+        size_t before = buf.size();
+        tf::encode_text(v, lazy, pat, (const uint8_t*)items[k].first, items[k].second, buf, cache);
+        out.spans[k] = {before, buf.size() - before, me};
       }
+      if (out.count_below) {
+        // counted here, in parallel, so that the GIL-held part is per distinct id, not per token
+        // (out of memory here only means the lists are built the serial way)
+        try {
+          std::vector<uint32_t> counts(out.count_below, 0);
+          bool all = true;
+          for (uint32_t id : buf) {
+            if (id < out.count_below) ++counts[id];
+            else all = false;
+          }
+          if (!all) failed_count = true;
+          out.counts[me] = std::move(counts);
+        } catch (const std::bad_alloc&) {
+          failed_count = true;
+        }
+      }
+      out.bufs[me] = std::move(buf);
     } catch (const std::bad_alloc&) {
-      oom = true;
+      failed = true;
     }
   };
-  Py_BEGIN_ALLOW_THREADS
-  size_t threads = (size_t)(num_threads < 1 ? 1 : num_threads);
-  if (threads > items.size()) threads = items.size() ? items.size() : 1;
-  std::vector<std::thread> pool;
-  try {
-    for (size_t k = 1; k < threads; ++k) pool.emplace_back(work);
-  } catch (...) {
-    // could not start a thread: the calling thread does all the work
+  if (!oom) {
+    Py_BEGIN_ALLOW_THREADS
+    std::vector<std::thread> pool;
+    try {
+      pool.reserve(threads - 1);
+      for (uint32_t k = 1; k < threads; ++k) pool.emplace_back(work, k);
+    } catch (...) {
+      // could not start a thread: the threads already started and this one do all the work
+    }
+    work(0);
+    for (auto& th : pool) th.join();
+    Py_END_ALLOW_THREADS
   }
-  work();
-  for (auto& th : pool) th.join();
-  Py_END_ALLOW_THREADS
   for (PyObject* o : keep) Py_DECREF(o);
-  if (oom) {
+  if (failed) {
+    out = BatchIds();
     PyErr_NoMemory();
     return false;
   }
+  for (auto& b : out.bufs) out.total += b.size();
+  out.all_counted = !failed_count;
   return true;
+}
+
+// The lists of a batch whose ids were counted (encode_many with count_below = size of the
+// int cache). Under the GIL: one int object per distinct id made, its reference count raised
+// by its number of uses at once, and every list allocated (untracked by the garbage collector,
+// which must not see it half filled). Then, GIL released, the workers fill the item arrays,
+// which are not shared with anything yet; back under the GIL the lists are tracked again.
+// Building lists on one thread with the GIL held was about a fifth of a one-thread batch of
+// English, and all of it serial.
+PyObject* lists_of_batch(CoreBPE* self, const BatchIds& out, size_t threads) {
+  std::vector<PyObject*>& cache = *self->ints;
+  const size_t docs = out.spans.size();
+  PyObject* result = PyList_New((Py_ssize_t)docs);
+  if (!result) return nullptr;
+  for (size_t k = 0; k < docs; ++k) {
+    PyObject* l = PyList_New((Py_ssize_t)out.size(k));
+    if (!l) { Py_DECREF(result); return nullptr; }
+    PyObject_GC_UnTrack(l);
+    PyList_SET_ITEM(result, (Py_ssize_t)k, l);
+  }
+  auto uses = [&](size_t id) {
+    size_t n = 0;
+    for (const auto& c : out.counts) n += c[id];
+    return n;
+  };
+  for (size_t id = 0; id < out.count_below; ++id) {
+    if (cache[id] || !uses(id)) continue;
+    cache[id] = PyLong_FromSize_t(id);
+    if (!cache[id]) { Py_DECREF(result); return nullptr; }
+  }
+  // (a second pass: nothing can fail once references are added)
+  for (size_t id = 0; id < out.count_below; ++id) {
+    if (size_t n = uses(id)) Py_SET_REFCNT(cache[id], Py_REFCNT(cache[id]) + (Py_ssize_t)n);  // no-op if immortal
+  }
+  PyObject* const* ints = cache.data();
+  std::atomic<size_t> next{0};
+  auto fill = [&] {
+    for (;;) {
+      size_t k = next.fetch_add(1, std::memory_order_relaxed);
+      if (k >= docs) break;
+      PyObject** items = ((PyListObject*)PyList_GET_ITEM(result, (Py_ssize_t)k))->ob_item;
+      const uint32_t* ids = out.ids(k);
+      for (size_t j = 0, n = out.size(k); j < n; ++j) items[j] = ints[ids[j]];
+    }
+  };
+  Py_BEGIN_ALLOW_THREADS
+  std::vector<std::thread> pool;
+  try {
+    for (size_t k = 1; k < threads; ++k) pool.emplace_back(fill);
+  } catch (...) {
+    // could not start a thread: this one fills the rest
+  }
+  fill();
+  for (auto& th : pool) th.join();
+  Py_END_ALLOW_THREADS
+  for (size_t k = 0; k < docs; ++k) PyObject_GC_Track(PyList_GET_ITEM(result, (Py_ssize_t)k));
+  return result;
 }
 
 // encode_ordinary_batch(texts: list[str], num_threads: int) -> list[list[int]]
@@ -352,12 +478,20 @@ PyObject* CoreBPE_encode_ordinary_batch(CoreBPE* self, PyObject* args) {
   PyObject* texts;
   int num_threads;
   if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &texts, &num_threads)) return nullptr;
-  std::vector<std::vector<uint32_t>> outs;
-  if (!encode_many(self, texts, num_threads, outs)) return nullptr;
-  PyObject* result = PyList_New((Py_ssize_t)outs.size());
+  BatchIds out;
+#ifndef Py_GIL_DISABLED
+  if (num_threads > 1) {
+    if (self->ints->empty()) self->ints->assign(self->decoder->size(), nullptr);
+    out.count_below = self->ints->size();
+  }
+#endif
+  if (!encode_many(self, texts, num_threads, out)) return nullptr;
+  if (out.count_below && out.all_counted && out.total >= PARALLEL_LISTS_AT_IDS)
+    return lists_of_batch(self, out, out.bufs.size());
+  PyObject* result = PyList_New((Py_ssize_t)out.spans.size());
   if (!result) return nullptr;
-  for (size_t k = 0; k < outs.size(); ++k) {
-    PyObject* l = list_of_ids(self, outs[k]);
+  for (size_t k = 0; k < out.spans.size(); ++k) {
+    PyObject* l = list_of_ids(self, out.ids(k), out.size(k));
     if (!l) { Py_DECREF(result); return nullptr; }
     PyList_SET_ITEM(result, (Py_ssize_t)k, l);
   }
@@ -370,22 +504,32 @@ PyObject* CoreBPE_encode_ordinary_batch_flat(CoreBPE* self, PyObject* args) {
   PyObject* texts;
   int num_threads;
   if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &texts, &num_threads)) return nullptr;
-  std::vector<std::vector<uint32_t>> outs;
-  if (!encode_many(self, texts, num_threads, outs)) return nullptr;
-  size_t total = 0;
-  for (auto& o : outs) total += o.size();
-  PyObject* ids = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)(total * sizeof(uint32_t)));
-  PyObject* offs = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)((outs.size() + 1) * sizeof(uint64_t)));
+  BatchIds out;
+  if (!encode_many(self, texts, num_threads, out)) return nullptr;
+  const size_t docs = out.spans.size();
+  if (out.total > (size_t)PY_SSIZE_T_MAX / 4 || docs + 1 > (size_t)PY_SSIZE_T_MAX / 8) return PyErr_NoMemory();
+  PyObject* ids = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)(out.total * sizeof(uint32_t)));
+  PyObject* offs = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)((docs + 1) * sizeof(uint64_t)));
   if (!ids || !offs) { Py_XDECREF(ids); Py_XDECREF(offs); return nullptr; }
   uint32_t* w = (uint32_t*)PyBytes_AS_STRING(ids);
   uint64_t* o = (uint64_t*)PyBytes_AS_STRING(offs);
-  size_t pos = 0;
-  for (size_t k = 0; k < outs.size(); ++k) {
-    o[k] = pos;
-    if (!outs[k].empty()) std::memcpy(w + pos, outs[k].data(), outs[k].size() * sizeof(uint32_t));
-    pos += outs[k].size();
+  // the two bytes objects are not shared yet: a big copy runs without the GIL
+  auto fill = [&] {
+    size_t pos = 0;
+    for (size_t k = 0; k < docs; ++k) {
+      o[k] = pos;
+      if (out.size(k)) std::memcpy(w + pos, out.ids(k), out.size(k) * sizeof(uint32_t));
+      pos += out.size(k);
+    }
+    o[docs] = pos;
+  };
+  if (out.total * sizeof(uint32_t) >= RELEASE_GIL_AT_BYTES) {
+    Py_BEGIN_ALLOW_THREADS
+    fill();
+    Py_END_ALLOW_THREADS
+  } else {
+    fill();
   }
-  o[outs.size()] = pos;
   PyObject* t = PyTuple_Pack(2, ids, offs);
   Py_DECREF(ids);
   Py_DECREF(offs);
