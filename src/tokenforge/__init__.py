@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 from ._version import __version__
-from .decoders import StreamDecoder
 from .encodings import encoding_for_model, encoding_name_for_model, get_encoding, list_encodings
 from .errors import (
     ArgumentTypeError,
@@ -28,10 +27,10 @@ from .errors import (
     UnknownIdError,
     UnknownTokenError,
 )
-from .io import load, save
-from .models.bpe import BPE, PieceBPE
-from .models.unigram import Unigram
-from .models.wordpiece import WordPiece
+from .prepare import count, open_tokens, prepare
+# ``tokenforge.sentencepiece`` is both a subpackage and a preset: load the subpackage
+# first so that importing it later (get_encoding does) cannot rebind the name.
+from . import sentencepiece as _sentencepiece_package  # noqa: F401
 from .presets import (
     bert_wordpiece,
     sentencepiece,
@@ -39,10 +38,47 @@ from .presets import (
     train_unigram,
     train_wordpiece,
 )
-from .prepare import count, open_tokens, prepare
-from .pretokenizers import PATTERNS, RegexSplit
-from .tokenizer import AddedToken, Tokenizer
-from .trainers.bpe import BPETrainer, TrainReport, train_bpe
+
+# Everything below is bound on first use (PEP 562), so ``import tokenforge`` and
+# ``get_encoding`` do not pay for file formats, trainers or the other models.
+# Each name maps to the module it comes from, relative to this package.
+_LAZY: dict[str, str] = {
+    "load": ".io",
+    "save": ".io",
+    "BPE": ".models.bpe",
+    "PieceBPE": ".models.bpe",
+    "Unigram": ".models.unigram",
+    "WordPiece": ".models.wordpiece",
+    "PATTERNS": ".pretokenizers",
+    "RegexSplit": ".pretokenizers",
+    "AddedToken": ".tokenizer",
+    "Tokenizer": ".tokenizer",
+    "StreamDecoder": ".decoders",
+    "BPETrainer": ".trainers.bpe",
+    "TrainReport": ".trainers.bpe",
+    "train_bpe": ".trainers.bpe",
+}
+
+
+def __getattr__(name: str) -> object:
+    from importlib import import_module
+
+    module = _LAZY.get(name)
+    if module is None:
+        # A submodule the eager imports used to load as a side effect (``tokenforge.io``).
+        if not name.startswith("_"):
+            from importlib.util import find_spec
+
+            if find_spec(f"{__name__}.{name}") is not None:
+                return import_module(f".{name}", __name__)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 __all__ = [

@@ -15,8 +15,10 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from . import decoders, postprocessors, pretokenizers
-from .tokenizer import AddedToken, Tokenizer
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .tokenizer import Tokenizer
 
 BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
@@ -41,8 +43,10 @@ def bert_wordpiece(
 
     The special tokens present in the vocabulary become special added tokens.
     """
+    from . import decoders, postprocessors, pretokenizers
     from .models.wordpiece import WordPiece
     from .normalizers import BertNormalizer
+    from .tokenizer import AddedToken, Tokenizer
 
     if not isinstance(vocab, Mapping):
         from .formats.bert_vocab import load_bert_vocab
@@ -116,6 +120,7 @@ def train_wordpiece(
 ) -> Tokenizer:
     """Train a BERT-style WordPiece tokenizer (likelihood-scored merges) on files
     and/or an iterator of strings."""
+    from . import pretokenizers
     from .normalizers import BertNormalizer
     from .trainers.counting import LineSplitter
     from .trainers.wordpiece import WordPieceTrainer
@@ -159,6 +164,7 @@ def sentencepiece(
 def _sentencepiece_counts(files, iterator, rules, workers, errors, show_progress):
     """Count SentencePiece "words": each line normalized by ``rules`` (dummy prefix,
     whitespace clean-up, ``▁`` escaping), then cut before every ``▁``."""
+    from . import pretokenizers
     from .sentencepiece.constants import SPACE
     from .sentencepiece.normalizer import SentencePieceNormalizer
     from .trainers.counting import LineSplitter

@@ -32,6 +32,7 @@ ALLOWED = {
     ("CompareReport.row", "KeyError"): "mapping-style lookup of a report row",
     ("decode_string", "KeyError"): "internal: a character outside GPT-2's byte alphabet; every caller catches it",
     ("ShardedIds.__getitem__", "IndexError"): "sequence protocol: an array index out of range, as numpy raises it",
+    ("__getattr__", "AttributeError"): "module attribute protocol (PEP 562): a name the module does not have",
     ("Tokens.doc", "IndexError"): "sequence protocol: a document index out of range, like indexing doc_offsets",
 }
 

@@ -8,8 +8,6 @@ hashes are the published values (``shared/data/vocab/tiktoken/ENCODINGS.md``).
 
 from __future__ import annotations
 
-import hashlib
-import lzma
 import threading
 from dataclasses import dataclass, field
 from importlib import resources
@@ -92,6 +90,9 @@ def encoding_for_hash(sha256: str) -> EncodingSpec | None:
 
 def rank_file_bytes(spec: EncodingSpec) -> bytes:
     """The verified, uncompressed rank file of ``spec``."""
+    import hashlib
+    import lzma
+
     resource = resources.files(__package__).joinpath("data", spec.rank_file + ".tiktoken.xz")
     try:
         data = lzma.decompress(resource.read_bytes())

@@ -18,16 +18,27 @@ import os
 from typing import TYPE_CHECKING
 
 from ..errors import FileFormatError
-from .hf_json import to_hf_live
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
+    from .hf_json import to_hf_live
 
 FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "sentencepiece", "bert_vocab")
 #: Every format ``load`` reads.
 LOAD_FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "sentencepiece", "bert_vocab", "gguf")
 
 __all__ = ["FORMATS", "LOAD_FORMATS", "save", "to_hf_live"]
+
+
+def __getattr__(name: str) -> object:
+    # ``to_hf_live`` loads the tokenizer.json module only when asked for, so reading
+    # one format (say tiktoken rank files) does not import the others.
+    if name == "to_hf_live":
+        from .hf_json import to_hf_live
+
+        globals()[name] = to_hf_live
+        return to_hf_live
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def save(tokenizer: "Tokenizer", path: str | os.PathLike, format: str = "tokenforge") -> None:

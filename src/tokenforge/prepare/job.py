@@ -17,16 +17,17 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from .._lazy import np
-from .._plans import default_threads
 from ..errors import InvalidArgumentError, PrepareError, SpecialTokenError, UnknownTokenError
 from . import shards as _shards
 from . import sources as _sources
-from .encoder import Encoded, LocalEngine
 from .shards import INDEX, JOURNAL, PARTIAL, SplitWriter, write_json_atomic
 from .sources import FIRST, LAST, ReadOptions, Source, hash_source, plan_units, resolve_inputs
+
+if TYPE_CHECKING:
+    from .encoder import Encoded
 
 #: Names of the usual begin/end-of-document special tokens, most specific first.
 BOS_NAMES = ("<|begin_of_text|>", "<s>", "<bos>", "<|startoftext|>", "[CLS]")
@@ -182,6 +183,8 @@ def _read_options(text_field: str, split_on: str | None, val_fraction: float) ->
 
 
 def _workers(workers: int | None) -> int:
+    from .._plans import default_threads
+
     return default_threads(workers, "workers")
 
 
@@ -206,6 +209,8 @@ def _engine_batches(engine: str, tok: Any, workers: int, sources: list[Source], 
                     skip_before: int, want_bytes: bool, ray_address: str | None) -> Iterator[Encoded]:
     if engine == "local":
         units = plan_units(sources, opts)
+        from .encoder import LocalEngine
+
         return LocalEngine(tok, workers, want_bytes=want_bytes).run(sources, units, opts, skip_before)
     if engine == "ray":
         from .ray_engine import ray_batches

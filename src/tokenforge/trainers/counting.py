@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
 import regex
@@ -226,6 +225,8 @@ def _run_pool(fn, tasks: list, workers: int, total: Counter, progress: Callable[
     At most two ranges are in flight per worker, so memory does not grow with the file.
     """
     workers = min(workers, len(tasks))
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
     with ProcessPoolExecutor(max_workers=workers) as pool:
         pending = set()
         queue = iter(tasks)
