@@ -108,3 +108,14 @@ def read_text(path: str | os.PathLike) -> str:
         raise FileFormatError(
             f"not valid UTF-8 at byte {exc.start} ({exc.reason})", path=path, line=line
         ) from None
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file, read in blocks (memory stays flat whatever its size)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 22):
+            h.update(block)
+    return h.hexdigest()

@@ -69,6 +69,19 @@ class PostProcessor(Component):
                 out.extend(item[0])
         return out
 
+    def single_sides(self) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+        """``(before, after)``: the ``(id, token)`` pairs the template puts before and after
+        a single sequence (``([(101, "[CLS]")], [(102, "[SEP]")])`` for BERT)."""
+        before: list[tuple[int, str]] = []
+        after: list[tuple[int, str]] = []
+        seen = False
+        for item, _type in self._template(False):
+            if item == "A":
+                seen = True
+            elif item != "B":
+                (after if seen else before).extend(zip(item[0], item[1]))
+        return before, after
+
     def added_tokens(self, is_pair: bool) -> int:
         """How many ids the template adds (for truncation budgets)."""
         return sum(len(item[0]) for item, _ in self._template(is_pair) if item not in ("A", "B"))

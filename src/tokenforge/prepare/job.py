@@ -55,21 +55,12 @@ class Separators:
 
 
 def _template_sides(tok: Any) -> tuple[list[tuple[int, str]], list[tuple[int, str]]] | None:
-    """Ids and tokens the post-processor puts before and after a single sequence."""
+    """What the post-processor puts around a single sequence, or None if nothing."""
     post = tok.post_processor
     if post is None:
         return None
-    before: list[tuple[int, str]] = []
-    after: list[tuple[int, str]] = []
-    seen_a = False
-    for item, _type in post._template(False):
-        if item == "A":
-            seen_a = True
-        elif item != "B":
-            (after if seen_a else before).extend(zip(item[0], item[1]))
-    if not before and not after:
-        return None
-    return before, after
+    before, after = post.single_sides()
+    return (before, after) if before or after else None
 
 
 def resolve_separators(tok: Any, bos: str | None = "auto", eot: str | None = "auto") -> Separators:

@@ -9,12 +9,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from .._lazy import np
+from .._io import sha256_file
 from ..errors import FileFormatError, InvalidArgumentError, MissingDependencyError, TokenizerFileNotFoundError
 from .shards import FORMAT, INDEX, PARTIAL
 
@@ -113,13 +113,8 @@ class Tokens:
                     f"shard holds {p.stat().st_size} bytes, the index says {shard['tokens']} tokens = {expect} bytes "
                     "(truncated or replaced)", path=p,
                 )
-            if verify:
-                h = hashlib.sha256()
-                with open(p, "rb") as f:
-                    while block := f.read(1 << 22):
-                        h.update(block)
-                if h.hexdigest() != shard["sha256"]:
-                    raise FileFormatError("sha256 differs from the index: the shard changed after it was written", path=p)
+            if verify and sha256_file(p) != shard["sha256"]:
+                raise FileFormatError("sha256 differs from the index: the shard changed after it was written", path=p)
             if shard["tokens"]:
                 maps.append(np.memmap(p, dtype=self.dtype, mode="r"))
         self.ids: Any = maps[0] if len(maps) == 1 else (ShardedIds(maps) if maps else np.zeros(0, dtype=self.dtype))

@@ -643,11 +643,6 @@ def hash_source(src: Source) -> str | None:
     """sha256 of a file's bytes (None for stdin and iterables)."""
     if src.path is None:
         return None
-    h = hashlib.sha256()
-    with open(src.path, "rb") as f:
-        while True:
-            block = f.read(1 << 22)
-            if not block:
-                break
-            h.update(block)
-    return h.hexdigest()
+    from .._io import sha256_file
+
+    return sha256_file(src.path)
