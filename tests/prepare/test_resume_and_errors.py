@@ -112,6 +112,39 @@ def test_ctrl_c_on_the_command_line_keeps_complete_shards_and_resume_finishes(tm
     assert _files(tmp_path / "o") == _files(tmp_path / "whole")
 
 
+@pytest.mark.parametrize("when", ["shard file just created", "offsets file just created", "shard being synced",
+                                  "checkpoint being written"])
+def test_an_interrupt_anywhere_in_the_writer_leaves_no_temporary_file(when, tmp_path, monkeypatch):
+    """Ctrl-C can land between a temporary file's creation and the moment the
+    writer records it; the output must still hold only complete shards."""
+    from tokenforge import _io
+    from tokenforge.prepare import shards
+
+    src = write_jsonl(tmp_path / "c.jsonl", DOCS * 5)
+    calls = []
+
+    def interrupt_on(real, nth):
+        def wrapped(*a, **k):
+            result = real(*a, **k)  # the file exists now
+            calls.append(1)
+            if len(calls) == nth:
+                raise KeyboardInterrupt
+            return result
+        return wrapped
+
+    if when == "shard file just created":
+        monkeypatch.setattr(shards, "open", interrupt_on(open, 3), raising=False)
+    elif when == "offsets file just created":
+        monkeypatch.setattr(shards, "open", interrupt_on(open, 4), raising=False)
+    elif when == "shard being synced":
+        monkeypatch.setattr(shards.os, "fsync", interrupt_on(os.fsync, 2))
+    else:
+        monkeypatch.setattr(_io.os, "replace", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        tokenforge.prepare(src, "gpt2", tmp_path / "o", shard_size="300B", show_progress=False)
+    _no_partial_files(tmp_path / "o")
+
+
 def test_missing_input_names_the_file_and_writes_nothing(tmp_path):
     with pytest.raises(tokenforge.TokenizerFileNotFoundError, match="nope.jsonl: no such file"):
         tokenforge.prepare([tmp_path / "nope.jsonl"], "gpt2", tmp_path / "o", show_progress=False)

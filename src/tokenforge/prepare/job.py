@@ -394,6 +394,7 @@ def prepare(
     except BaseException:
         for w in writers.values():
             w.abort()
+        _shards.clean_temporaries(out)  # e.g. a checkpoint interrupted while it was written
         progress.close()
         if not any(w.shards for w in writers.values()):  # nothing to resume from: leave no trace
             _shards.remove_partial(out)

@@ -80,6 +80,10 @@ class SplitWriter:
             self._resume = self._mark
         self._f: Any = None
         self._docs_f: Any = None
+        # temporary paths of the open shard, set before the files are created so that an
+        # interrupt arriving inside open() still leaves abort() something to remove
+        self._tmp: Path | None = None
+        self._docs_tmp: Path | None = None
         self._hash: Any = None
         self._cur = 0  # tokens in the open shard
 
@@ -165,6 +169,7 @@ class SplitWriter:
             os.replace(self._docs_tmp, self.partial / f"{self.split}-{len(self.shards):05d}.docs")
         except OSError as exc:
             raise PrepareError(f"{self.out / name}: cannot write ({exc.strerror})") from None
+        self._tmp = self._docs_tmp = None
         self.shards.append({"file": name, "tokens": self._cur, "sha256": self._hash.hexdigest()})
         self._closed_documents = self.documents
         self._f = self._docs_f = None
@@ -184,11 +189,12 @@ class SplitWriter:
             if f is not None:
                 with contextlib.suppress(OSError):
                     f.close()
-        if self._f is not None:
-            for p in (self._tmp, self._docs_tmp):
+        for p in (self._tmp, self._docs_tmp):
+            if p is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(p)
         self._f = self._docs_f = None
+        self._tmp = self._docs_tmp = None
 
     # -- checkpoint and final files -------------------------------------------------
     def state(self) -> dict[str, Any]:
