@@ -67,6 +67,8 @@ UNITS = [
     "wordpiece_train",
 ]
 
+PROFILE = os.environ.get("TOKENFORGE_PROFILE", "") not in ("", "0")
+
 core = Extension(
     "tokenforge._core",
     sources=[f"src/tokenforge/_core/{unit}.cpp" for unit in UNITS],
@@ -75,8 +77,10 @@ core = Extension(
     language="c++",
     # a release build: optimised, no debug information (Python's own CFLAGS carry -g), symbols
     # stripped at link time on Linux; the fuzz targets build the units with their own flags
-    extra_compile_args=["-std=c++17", "-O3", "-g0", "-fvisibility=hidden", "-Wall"],
-    extra_link_args=["-Wl,--strip-all"] if sys.platform.startswith("linux") else [],
+    # TOKENFORGE_PROFILE=1 keeps symbols and frame pointers for perf / flame graphs
+    extra_compile_args=["-std=c++17", "-O3", "-fvisibility=hidden", "-Wall"]
+    + (["-g", "-fno-omit-frame-pointer"] if PROFILE else ["-g0"]),
+    extra_link_args=["-Wl,--strip-all"] if sys.platform.startswith("linux") and not PROFILE else [],
 )
 
 setup(ext_modules=[core], cmdclass={"build_ext": BuildExt})

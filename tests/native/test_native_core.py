@@ -60,6 +60,18 @@ def test_native_scanners_give_the_regex_module_pieces(text):
         assert scanner(name).split(text) == regex.findall(PATTERNS[name], text), name
 
 
+# The scanners classify ASCII 16 bytes at a time: letter runs across and along those
+# blocks, broken by the bytes next to the letter ranges (@ [ ` {), by non-ASCII letters
+# and non-letters, and by the end of the text at every offset.
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(["a", "Z", "z", "A", "q", "abcdefghijklmnopq", "XYZxyzABCabcQRSqrs", "@", "`", "[",
+                                 "{", "\x7f", "é", "ǅ", "中", "\u0301", " ", "\n", "1", "'s", "\x80"]), max_size=60)
+       .map("".join))
+def test_native_scanners_on_long_letter_runs(text):
+    for name in NAMES:
+        assert scanner(name).split(text) == regex.findall(PATTERNS[name], text), name
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=40))
 def test_native_scanners_on_arbitrary_unicode(text):

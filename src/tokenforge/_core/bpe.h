@@ -65,6 +65,22 @@ class Vocab {
     }
     max_len_ = 0;
     for (auto& e : entries_) max_len_ = std::max<size_t>(max_len_, e.len);
+    // The hot table: tokens of 3..8 bytes in rank order (low ranks are the frequent ones),
+    // one per slot, first come keeps it. Only tokens rank() returns go in, so it answers
+    // exactly as the main table does.
+    std::vector<uint32_t> order;
+    for (uint32_t k = 0; k < entries_.size(); ++k)
+      if (entries_[k].len >= 3 && entries_[k].len <= 8) order.push_back(k);
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return entries_[a].rank < entries_[b].rank; });
+    hot_.assign(HOT_SLOTS, Hot{0, 0, 0});
+    for (uint32_t k : order) {
+      const Entry& e = entries_[k];
+      const uint8_t* p = arena_.data() + e.off;
+      if (full_rank(p, e.len) != e.rank) continue;  // duplicated bytes: another rank answers
+      uint64_t w = prefix(p, e.len);
+      Hot& h = hot_[hot_slot(w, e.len)];
+      if (h.len == 0) h = Hot{w, e.rank, e.len};
+    }
   }
   inline uint32_t byte_rank(uint8_t b) const { return rank1_[b]; }
   // Rank of the token with bytes p[0:n], or NONE. Probing reads a one-byte tag per slot
@@ -73,6 +89,15 @@ class Vocab {
   inline uint32_t rank(const uint8_t* p, size_t n) const {
     if (n == 1) return rank1_[p[0]];
     if (n == 2) return rank2_[(size_t)p[0] << 8 | p[1]];
+    if (n <= 8) {
+      uint64_t w = prefix(p, n);
+      const Hot& hot = hot_[hot_slot(w, n)];
+      if (hot.len == n && hot.w == w) return hot.rank;
+    }
+    return full_rank(p, n);
+  }
+  // rank() without the hot table.
+  inline uint32_t full_rank(const uint8_t* p, size_t n) const {
     if (n > max_len_) return NONE;
     uint64_t h = hash_bytes(p, n);
     uint8_t tag = tag_of(h);
@@ -110,10 +135,20 @@ class Vocab {
   };
   static inline uint8_t tag_of(uint64_t h) { return (uint8_t)(0x80 | (h >> 57)); }  // never 0
   static inline uint64_t prefix(const uint8_t* p, size_t n) {
-    uint64_t w = 0;
-    std::memcpy(&w, p, n < 8 ? n : 8);
-    return w;
+    return load_prefix(p, n);
   }
+  // A small direct-mapped table of frequent short tokens in front of the main one: it
+  // stays in L2, where the main table's slots (24 bytes x 2 x vocabulary) do not.
+  struct Hot {
+    uint64_t w;     // the token's bytes, zero-padded
+    uint32_t rank;
+    uint32_t len;   // 0 = empty
+  };
+  static constexpr size_t HOT_SLOTS = 1 << 14;
+  static inline size_t hot_slot(uint64_t w, size_t n) {
+    return (size_t)(((w ^ (uint64_t)n << 59) * 0x9E3779B97F4A7C15ull) >> 50);
+  }
+  std::vector<Hot> hot_;
   std::vector<Slot> slots_;
   std::vector<uint8_t> tags_;  // 0 = empty slot, else 0x80 | 7 hash bits
   std::vector<uint32_t> rank2_;

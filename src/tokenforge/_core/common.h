@@ -120,6 +120,35 @@ inline uint64_t mix64_half(uint64_t k) {
   return k;
 }
 
+// The k < 8 bytes at p as a little-endian word, zero-padded: what memcpy into a zeroed
+// uint64_t gives, without the library call a variable-length memcpy compiles to
+// (two overlapping fixed-size loads; never reads outside p[0:k]).
+inline uint64_t load_tail(const uint8_t* p, size_t k) {
+  if (k >= 4) {
+    uint32_t lo, hi;
+    std::memcpy(&lo, p, 4);
+    std::memcpy(&hi, p + k - 4, 4);
+    return (uint64_t)lo | ((uint64_t)hi << (8 * (k - 4)));
+  }
+  if (k >= 2) {
+    uint16_t lo, hi;
+    std::memcpy(&lo, p, 2);
+    std::memcpy(&hi, p + k - 2, 2);
+    return (uint64_t)lo | ((uint64_t)hi << (8 * (k - 2)));
+  }
+  return k ? p[0] : 0;
+}
+
+// The first min(n, 8) bytes at p as a little-endian word, zero-padded.
+inline uint64_t load_prefix(const uint8_t* p, size_t n) {
+  if (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  }
+  return load_tail(p, n);
+}
+
 // Bytes -> 64 bits: FNV-1a over 8-byte words, then a final avalanche (fast for short keys).
 inline uint64_t hash_bytes(const uint8_t* p, size_t n) {
   uint64_t h = 0xcbf29ce484222325ull ^ (n * 0x9E3779B97F4A7C15ull);
@@ -130,8 +159,7 @@ inline uint64_t hash_bytes(const uint8_t* p, size_t n) {
     h = (h ^ w) * 0x100000001b3ull;
     h ^= h >> 29;
   }
-  uint64_t tail = 0;
-  std::memcpy(&tail, p + i, n - i);
+  uint64_t tail = load_tail(p + i, n - i);
   h = (h ^ tail) * 0x100000001b3ull;
   h ^= h >> 32;
   h *= 0xd6e8feb86659fd93ull;
