@@ -144,9 +144,10 @@ class Vocab {
     uint32_t rank;
     uint32_t len;   // 0 = empty
   };
-  static constexpr size_t HOT_SLOTS = 1 << 14;
+  static constexpr unsigned HOT_BITS = 13;
+  static constexpr size_t HOT_SLOTS = (size_t)1 << HOT_BITS;
   static inline size_t hot_slot(uint64_t w, size_t n) {
-    return (size_t)(((w ^ (uint64_t)n << 59) * 0x9E3779B97F4A7C15ull) >> 50);
+    return (size_t)(((w ^ (uint64_t)n << 59) * 0x9E3779B97F4A7C15ull) >> (64 - HOT_BITS));
   }
   std::vector<Hot> hot_;
   std::vector<Slot> slots_;
