@@ -9,15 +9,19 @@ only; 1 KB = 1000 bytes of UTF-8):
 * ``spaces``  - a run of spaces: one giant whitespace pre-token
 * ``digits``  - random decimal digits (GPT-2 keeps them as one giant piece)
 * ``json``    - minified JSON records (many short pieces, lots of punctuation)
+* ``newlines`` - a run of line feeds
 * ``random``  - random lowercase letters, no spaces: one giant piece whose
   merges are all different
+* ``dashes``  - one punctuation character repeated (``-----...``): one giant piece
+* ``punct``   - random ASCII punctuation without spaces: one giant piece
+* ``base64``  - a base64 blob without line breaks
 * ``cjk``     - one CJK character repeated (3 UTF-8 bytes each)
 
 Each cell is the best of ``--repeats`` runs of ``encode_ordinary(text)``.
 tokenforge gets a freshly built tokenizer for every run, which first encodes
 a short warm-up string (untimed) so that the native core's one-time trie
-index (built lazily on the first piece of 16+ bytes, 30-200 ms) is *not* in
-the cell; the column ``1MB cold`` gives the 1 MB figure *with* that one-time
+index (built lazily, at once for a piece of 64 KB or more, 30-300 ms; the
+warm-up holds such a piece) is *not* in the cell; the column ``1MB cold`` gives the 1 MB figure *with* that one-time
 cost (first call on a fresh tokenizer). tiktoken uses one ``Encoding`` per
 encoding (it has no cache and no lazy set-up).
 
@@ -45,6 +49,7 @@ per encoding) is written to ``--plot`` (default
 
 from __future__ import annotations
 
+import base64
 import argparse
 import json
 import math
@@ -69,11 +74,13 @@ from _common import (  # noqa: E402
     tokenizer_backend,
 )
 
-INPUTS = ("letter", "spaces", "digits", "json", "random", "cjk")
+INPUTS = ("letter", "spaces", "newlines", "digits", "json", "random", "dashes", "punct", "base64", "cjk")
 ENCODINGS = ("gpt2", "cl100k_base", "o200k_base")
 SIZES = (10_000, 100_000, 1_000_000)
 TF_SIZES = (2_000_000, 4_000_000)
-WARMUP = "Hello, world! " + "a" * 64
+# a piece of 64 KB+ makes the native core build its one-time trie index at once (it is
+# otherwise built lazily, once long pieces have cost enough): the cells then exclude it
+WARMUP = "Hello, world! " + "a" * 70_000
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -113,6 +120,16 @@ def make_input(kind: str, n: int) -> str:
     if kind == "random":
         rng = random.Random(42)
         return "".join(rng.choices(string.ascii_lowercase, k=n))
+    if kind == "newlines":
+        return "\n" * n
+    if kind == "dashes":  # one punctuation character repeated: a single piece
+        return "-" * n
+    if kind == "punct":  # random ASCII punctuation without spaces: a single piece
+        rng = random.Random(5)
+        return "".join(rng.choices(string.punctuation, k=n))
+    if kind == "base64":  # a base64 blob without line breaks (a data: URL, a key)
+        rng = random.Random(64)
+        return base64.b64encode(rng.randbytes(n * 3 // 4 + 3)).decode("ascii")[:n]
     if kind == "cjk":
         return "的" * (n // 3)
     raise SystemExit(f"unknown input {kind!r}; known: {', '.join(INPUTS)}")
@@ -163,7 +180,8 @@ def make_plot(path: str, results: list[dict], encodings: list[str], english: dic
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(encodings), figsize=(5.2 * len(encodings), 4.8), sharey=True, squeeze=False)
-    colors = dict(zip(INPUTS, ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")))
+    colors = dict(zip(INPUTS, ("tab:blue", "tab:orange", "tab:cyan", "tab:green", "tab:red", "tab:purple", "tab:olive",
+                               "tab:pink", "tab:gray", "tab:brown")))
     for ax, enc in zip(axes[0], encodings):
         all_sizes = []
         for res in (r for r in results if r["encoding"] == enc):

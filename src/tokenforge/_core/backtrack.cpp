@@ -10,6 +10,41 @@ static std::atomic<uint64_t> g_generation{1};
 
 Backtracker::Backtracker(const Vocab& v) : v_(v), generation_(g_generation.fetch_add(1)) { build(); }
 
+namespace {
+
+// Merging a token's own bytes (as bpe_merge: lowest rank, leftmost first) with one rank
+// lookup per new pair: true when they merge into the single token `r`; (left, right) is
+// then its last merge. parts/pairs/starts are scratch space.
+bool merges_into(const Vocab& v, const uint8_t* b, size_t len, uint32_t r, uint32_t* left, uint32_t* right,
+                 std::vector<uint32_t>& part, std::vector<uint32_t>& pair, std::vector<uint32_t>& start) {
+  const uint32_t NONE = Vocab::NONE;
+  part.resize(len);
+  pair.resize(len);
+  start.resize(len + 1);
+  for (size_t j = 0; j < len; ++j) { part[j] = v.byte_rank(b[j]); start[j] = (uint32_t)j; }
+  start[len] = (uint32_t)len;
+  for (size_t j = 0; j + 1 < len; ++j) pair[j] = v.rank(b + j, 2);
+  size_t count = len;
+  while (count > 1) {
+    uint32_t best = NONE;
+    size_t bi = 0;
+    for (size_t j = 0; j + 1 < count; ++j)
+      if (pair[j] < best) { best = pair[j]; bi = j; }
+    if (best == NONE) return false;
+    *left = part[bi];
+    *right = part[bi + 1];
+    part[bi] = best;
+    for (size_t j = bi + 1; j + 1 < count; ++j) { part[j] = part[j + 1]; pair[j] = pair[j + 1]; }
+    for (size_t j = bi + 1; j < count; ++j) start[j] = start[j + 1];
+    --count;
+    if (bi + 1 < count) pair[bi] = v.rank(b + start[bi], start[bi + 2] - start[bi]);
+    if (bi > 0) pair[bi - 1] = v.rank(b + start[bi - 1], start[bi + 1] - start[bi - 1]);
+  }
+  return part[0] == r;
+}
+
+}  // namespace
+
 void Backtracker::build() {
   size_t count = v_.size();
   uint32_t max_rank = 0;
@@ -23,57 +58,49 @@ void Backtracker::build() {
   split_left_.assign((size_t)max_rank + 1, NONE);
   split_right_.assign((size_t)max_rank + 1, NONE);
   size_t total = 1;
-  std::vector<size_t> valid;
-  std::vector<uint32_t> starts, part;
+  std::vector<uint32_t> valid;
+  std::vector<uint32_t> part, pair, start;
+  size_t longest = 0;
   for (size_t k = 0; k < count; ++k) {
     const uint8_t* b = v_.entry_bytes(k);
     size_t len = v_.entry_len(k);
     uint32_t r = v_.entry_rank(k);
-    if (v_.rank(b, len) != r) continue;  // a duplicate of another rank's bytes
+    if (len == 0 || v_.rank(b, len) != r) continue;  // a duplicate of another rank's bytes
     uint32_t left = NONE, right = NONE;
-    if (len > 1) {
-      // Array merge of the token's own bytes, remembering the last merge made.
-      starts.resize(len + 1);
-      part.resize(len);
-      for (size_t j = 0; j <= len; ++j) starts[j] = (uint32_t)j;
-      for (size_t j = 0; j < len; ++j) part[j] = v_.byte_rank(b[j]);
-      size_t parts = len;
-      while (parts > 1) {
-        uint32_t best = NONE;
-        size_t bi = 0;
-        for (size_t j = 0; j + 1 < parts; ++j) {
-          uint32_t q = v_.rank(b + starts[j], starts[j + 2] - starts[j]);
-          if (q < best) { best = q; bi = j; }
-        }
-        if (best == NONE) break;
-        left = part[bi];
-        right = part[bi + 1];
-        part[bi] = best;
-        for (size_t j = bi + 1; j < parts; ++j) starts[j] = starts[j + 1];
-        for (size_t j = bi + 1; j + 1 < parts; ++j) part[j] = part[j + 1];
-        --parts;
-      }
-      if (parts != 1 || part[0] != r) continue;
-    }
+    if (len > 1 && !merges_into(v_, b, len, r, &left, &right, part, pair, start)) continue;
     split_left_[r] = left;
     split_right_[r] = right;
     if (left != NONE && (left > r || right > r)) monotone_ = false;
-    valid.push_back(k);
+    valid.push_back((uint32_t)k);
     total += len;
+    longest = std::max(longest, len);
   }
+  if (total >= MAX_NODES) {  // a trie this large does not fit 32-bit edges: merge instead
+    usable_ = false;
+    return;
+  }
+  // Shorter tokens first, so that inserting a token finds its valid proper prefixes
+  // already marked on its path: its longest one comes out of the same walk.
+  std::vector<size_t> by_len(longest + 2, 0);
+  for (uint32_t k : valid) ++by_len[v_.entry_len(k) + 1];
+  for (size_t l = 1; l < by_len.size(); ++l) by_len[l] += by_len[l - 1];
+  std::vector<uint32_t> order(valid.size());
+  for (uint32_t k : valid) order[by_len[v_.entry_len(k)]++] = k;
   size_t cap = 16;
   while (cap < total * 2) cap <<= 1;
   edges_.assign(cap, Edge{EMPTY, NONE});
   mask_ = cap - 1;
+  node_token_.reserve(total);
   node_token_.assign(1, NONE);
-  for (size_t k : valid) {
+  for (uint32_t k : order) {
     const uint8_t* b = v_.entry_bytes(k);
     size_t len = v_.entry_len(k);
     uint32_t r = v_.entry_rank(k);
-    uint32_t node = 0;
+    uint32_t node = 0, best = NONE;
     for (size_t j = 0; j < len; ++j) {
-      uint64_t key = ((uint64_t)node << 8) | b[j];
-      size_t i = mix64(key) & mask_;
+      if (j > 0 && node_token_[node] != NONE) best = node_token_[node];
+      uint32_t key = edge_key(node, b[j]);
+      size_t i = slot_of(key);
       while (edges_[i].key != EMPTY && edges_[i].key != key) i = (i + 1) & mask_;
       if (edges_[i].key == EMPTY) {
         edges_[i] = Edge{key, (uint32_t)node_token_.size()};
@@ -83,7 +110,8 @@ void Backtracker::build() {
     }
     node_token_[node] = r;
     token_len_[r] = (uint32_t)len;
-    token_off_[r] = (uint32_t)k;
+    token_off_[r] = k;
+    next_prefix_[r] = best;
   }
   // The first two trie levels as plain arrays: most steps of a walk never hash.
   depth1_.assign(256, NONE);
@@ -93,18 +121,6 @@ void Backtracker::build() {
     depth1_[b0] = n1;
     if (n1 == NONE) continue;
     for (uint32_t b1 = 0; b1 < 256; ++b1) depth2_[b0 << 8 | b1] = child(n1, (uint8_t)b1);
-  }
-  // Longest valid proper prefix of each valid token.
-  for (size_t k : valid) {
-    const uint8_t* b = v_.entry_bytes(k);
-    size_t len = v_.entry_len(k);
-    uint32_t best = NONE, node = 0;
-    for (size_t j = 0; j + 1 < len; ++j) {
-      node = child(node, b[j]);
-      if (node == NONE) break;
-      if (node_token_[node] != NONE) best = node_token_[node];
-    }
-    next_prefix_[v_.entry_rank(k)] = best;
   }
 }
 
@@ -213,6 +229,10 @@ struct PairMemo {
 }  // namespace
 
 void Backtracker::encode(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const {
+  if (!usable_) {
+    bpe_merge(v_, p, n, out);
+    return;
+  }
   std::vector<uint32_t> tokens;
   tokens.reserve(n / 3 + 4);
   std::vector<uint8_t> alive(n + 1, 1);  // alive[pos] == 0: pos is a dead end

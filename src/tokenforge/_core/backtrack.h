@@ -36,9 +36,13 @@ class Backtracker {
  private:
   static constexpr uint32_t NONE = Vocab::NONE;
   void build();
+  // Trie edges: (node << 8 | byte) -> child node, 8 bytes per slot, open addressing.
+  static constexpr uint32_t MAX_NODES = 1u << 24;  // node ids fit 24 bits: keys fit 32
+  static inline uint32_t edge_key(uint32_t node, uint8_t b) { return node << 8 | b; }
+  inline size_t slot_of(uint32_t key) const { return (size_t)mix64(key) & mask_; }
   inline uint32_t child(uint32_t node, uint8_t b) const {
-    uint64_t key = ((uint64_t)node << 8) | b;
-    size_t i = mix64(key) & mask_;
+    uint32_t key = edge_key(node, b);
+    size_t i = slot_of(key);
     for (;;) {
       const Edge& e = edges_[i];
       if (e.key == key) return e.child;
@@ -50,9 +54,9 @@ class Backtracker {
   bool pair_is_valid(uint32_t a, uint32_t b, std::vector<uint8_t>& buf) const;
   bool pair_is_valid_by_merging(uint32_t a, uint32_t b, std::vector<uint8_t>& buf) const;
 
-  static constexpr uint64_t EMPTY = ~0ull;
+  static constexpr uint32_t EMPTY = ~0u;  // no valid key: node < MAX_NODES - 1
   struct Edge {
-    uint64_t key;
+    uint32_t key;
     uint32_t child;
   };
   const Vocab& v_;
@@ -68,6 +72,7 @@ class Backtracker {
   std::vector<uint32_t> split_left_;   // rank -> left part of its last merge (NONE for bytes)
   std::vector<uint32_t> split_right_;  // rank -> right part of its last merge
   bool monotone_ = true;               // every token outranks its two parts (true of trained vocabularies)
+  bool usable_ = true;                 // false: the trie would not fit 32-bit edges; encode() merges
 
  public:
   // For tests: the fast pair check and the definition.
