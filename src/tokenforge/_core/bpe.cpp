@@ -10,30 +10,32 @@ namespace tf {
 namespace {
 
 void merge_short(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>& out) {
-  // One record per part: its start, its own rank, and the rank of merging it with the next
-  // part (NONE if that is not a token). A merge removes one record with a single memmove.
-  struct Part {
-    uint32_t start, self, pair;
-  };
-  Part parts[SHORT_PIECE + 1];
+  // Three parallel arrays (a part's start, its rank, the rank of merging it with the next
+  // part, NONE if that is not a token): the lowest pair rank is found by a scan over one
+  // contiguous array of 32-bit ranks (the compiler vectorises it), then its first
+  // occurrence (leftmost wins ties); a merge removes one entry from each array.
+  uint32_t start[SHORT_PIECE + 1], self[SHORT_PIECE], pair[SHORT_PIECE];
+  for (size_t k = 0; k < n; ++k) { start[k] = (uint32_t)k; self[k] = v.byte_rank(p[k]); }
+  start[n] = (uint32_t)n;
+  for (size_t k = 0; k + 1 < n; ++k) pair[k] = v.rank(p + k, 2);
   size_t count = n;
-  for (size_t k = 0; k < n; ++k) parts[k] = Part{(uint32_t)k, v.byte_rank(p[k]), Vocab::NONE};
-  parts[n] = Part{(uint32_t)n, Vocab::NONE, Vocab::NONE};
-  for (size_t k = 0; k + 1 < n; ++k) parts[k].pair = v.rank(p + k, 2);
   while (count > 1) {
+    const size_t pairs = count - 1;
     uint32_t best = Vocab::NONE;
-    size_t bi = 0;
-    for (size_t k = 0; k + 1 < count; ++k) {
-      if (parts[k].pair < best) { best = parts[k].pair; bi = k; }
-    }
+    for (size_t k = 0; k < pairs; ++k) best = pair[k] < best ? pair[k] : best;
     if (best == Vocab::NONE) break;
-    parts[bi].self = best;
-    std::memmove(&parts[bi + 1], &parts[bi + 2], (count - bi - 1) * sizeof(Part));  // keeps the sentinel
+    size_t bi = 0;
+    while (pair[bi] != best) ++bi;
+    self[bi] = best;
+    // remove part bi + 1 (and the pair starting at it)
+    std::memmove(&self[bi + 1], &self[bi + 2], (count - bi - 2) * sizeof(uint32_t));
+    if (bi + 2 < pairs) std::memmove(&pair[bi + 1], &pair[bi + 2], (pairs - bi - 2) * sizeof(uint32_t));
+    std::memmove(&start[bi + 1], &start[bi + 2], (count - bi - 1) * sizeof(uint32_t));
     --count;
-    parts[bi].pair = bi + 1 < count ? v.rank(p + parts[bi].start, parts[bi + 2].start - parts[bi].start) : Vocab::NONE;
-    if (bi > 0) parts[bi - 1].pair = v.rank(p + parts[bi - 1].start, parts[bi + 1].start - parts[bi - 1].start);
+    pair[bi] = bi + 1 < count ? v.rank(p + start[bi], start[bi + 2] - start[bi]) : Vocab::NONE;
+    if (bi > 0) pair[bi - 1] = v.rank(p + start[bi - 1], start[bi + 1] - start[bi - 1]);
   }
-  for (size_t k = 0; k < count; ++k) out.push_back(parts[k].self);
+  out.insert(out.end(), self, self + count);
 }
 
 struct Cand {
