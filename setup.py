@@ -64,6 +64,7 @@ UNITS = [
     "unigram",
     "unigram_train",
     "spm_bpe_train",
+    "wordpiece",
     "wordpiece_train",
 ]
 

@@ -3,7 +3,8 @@
 The scanners must split text exactly as the ``regex`` module does, so the
 tables are read from ``regex`` itself: one bit per class that the split
 patterns use (``\\p{L}``, ``\\p{N}``, ``\\p{Lu}``, ``\\p{Ll}``, ``\\p{Lt}``,
-``\\p{Lm}``, ``\\p{Lo}``, ``\\p{M}`` and ``\\s``). Python's ``unicodedata`` is
+``\\p{Lm}``, ``\\p{Lo}``, ``\\p{M}``, ``\\s``, and ``\\p{P}`` for BERT's
+punctuation split). Python's ``unicodedata`` is
 the fallback when ``regex`` is missing, but it may be an older Unicode version
 (3.11 ships Unicode 14), so builds normally have ``regex`` (it is a build
 requirement). The output is a two-stage table: ``stage1[cp >> 8]`` picks a
@@ -18,7 +19,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-CLASSES = ["L", "N", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "WS"]
+CLASSES = ["L", "N", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "WS", "P"]
 MAX_CP = 0x110000
 
 
@@ -41,7 +42,9 @@ def class_bits() -> tuple[list[int], str]:
 
         for c in range(MAX_CP):
             cat = unicodedata.category(chr(c))
-            for n, name in enumerate(CLASSES[:-1]):
+            for n, name in enumerate(CLASSES):
+                if name == "WS":
+                    continue
                 if cat == name or (len(name) == 1 and cat[0] == name):
                     bits[c] |= 1 << n
         for c in [9, 10, 11, 12, 13, 32, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000]:

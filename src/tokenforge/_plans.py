@@ -21,9 +21,13 @@ methods only, and picks:
     sentencepiece's normalizer fused with its Unigram lattice or its
     score-driven BPE: normalization, pre-tokenization and the model in one
     native call per stretch of text.
+``wordpiece``
+    BERT (a ``WordPiece`` model after ``BertPreTokenizer``): the normalizer in
+    Python, then BERT's split and greedy longest-match-first in one native call
+    per text, batches on threads.
 ``python``
-    The stages in order, with a memo of encoded pieces. Used for WordPiece,
-    WordLevel, custom components, and whenever ``TOKENFORGE_BACKEND=python``
+    The stages in order, with a memo of encoded pieces. Used for WordLevel,
+    WordPiece after other pre-tokenizers, custom components, and whenever ``TOKENFORGE_BACKEND=python``
     (or ``backend="python"``) asks for the reference path.
 
 Every plan encodes one *ordinary* stretch of text: added and special tokens
@@ -50,6 +54,7 @@ from . import _native, decoders, pretokenizers
 from .pretokenizers import RegexSplit
 from .models.bpe import BPE, PieceBPE
 from .models.unigram import Unigram
+from .models.wordpiece import WordPiece
 from .sentencepiece.constants import SPACE, PieceType
 from .sentencepiece.normalizer import SentencePieceNormalizer
 
@@ -308,6 +313,73 @@ class SentencePiecePlan(Plan):
         return f"sentencepiece (native normalizer + {type(self.model).__name__})"
 
 
+class WordPiecePlan(Plan):
+    """BERT: the normalizer in Python (``normalize_str``), then BERT's split and WordPiece
+    in one native call per text (batches on threads with the GIL released).
+
+    The native tables are built on first use. A vocabulary the core cannot hold (a token
+    that is not valid UTF-8, an id past its range) keeps the Python stages."""
+
+    name = "wordpiece"
+    threaded = True
+
+    def __init__(self, normalizer, pre_tokenizer, model, core) -> None:
+        super().__init__(normalizer, pre_tokenizer, model)
+        self._core = core
+        self._native: Any = None  # the WordPieceEncoder; False: the core declined
+
+    def _encoder(self) -> Any:
+        enc = self._native
+        if enc is None:
+            model = self.model
+            prefix = model.continuing_subword_prefix
+            try:
+                items = list(model.vocab.items())
+                toks = [t.encode("utf-8") for t, _ in items]
+                ids = [i for _, i in items]
+                if prefix:
+                    plen = len(prefix)
+                    cont = [(t[plen:].encode("utf-8"), i) for t, i in items if t.startswith(prefix)]
+                    ctoks, cids = [c for c, _ in cont], [i for _, i in cont]
+                else:
+                    ctoks, cids = toks, ids
+                enc = self._core.WordPieceEncoder(toks, ids, ctoks, cids, model.unk_id, model.max_input_chars_per_word)
+            except (UnicodeError, OverflowError, ValueError, TypeError):
+                enc = False
+            self._native = enc
+        return enc
+
+    def _normalized(self, text: str) -> str:
+        text = fix_surrogates(text)
+        return self.normalizer.normalize_str(text) if self.normalizer is not None else text
+
+    def encode(self, text: str, first: bool = True) -> list[int]:
+        if not text:
+            return []
+        enc = self._native or self._encoder()
+        if not enc:
+            return super().encode(text, first)
+        return enc.encode(self._normalized(text))
+
+    def encode_batch(self, texts: list[str], num_threads: int) -> list[list[int]]:
+        enc = self._native or self._encoder()
+        if not enc:
+            return super().encode_batch(texts, num_threads)
+        return enc.encode_batch([self._normalized(t) for t in texts], num_threads)
+
+    def encode_flat(self, texts: list[str], num_threads: int):
+        enc = self._native or self._encoder()
+        if not enc:
+            return super().encode_flat(texts, num_threads)
+        import numpy as np
+
+        ids, offsets = enc.encode_batch([self._normalized(t) for t in texts], num_threads, True)
+        return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.uint64).astype(np.int64)
+
+    def describe(self) -> str:
+        return "wordpiece (native split + WordPiece)"
+
+
 # ---------------------------------------------------------------------------
 # Choosing a plan
 # ---------------------------------------------------------------------------
@@ -329,6 +401,8 @@ def compile_plan(
         plan = _sentencepiece_plan(normalizer, pre_tokenizer, model, core)
         if plan is not None:
             return plan
+        if type(model) is WordPiece and type(pre_tokenizer) is pretokenizers.BertPreTokenizer:
+            return WordPiecePlan(normalizer, pre_tokenizer, model, core)
     return Plan(normalizer, pre_tokenizer, model)
 
 

@@ -687,6 +687,8 @@ class BertNormalizer(Normalizer):
     def normalize_str(self, text: str) -> str:
         if self.clean_text and _NOT_ASCII_CLEAN.search(text):
             text = text.translate(_BERT_CLEAN)
+        if text.isascii():  # no ideograph, nothing NFD changes, no mark: the same result, faster
+            return text.lower() if self.lowercase else text
         if self.handle_chinese_chars:
             text = _CJK_RE.sub(r" \1 ", text)
         if self._strip:

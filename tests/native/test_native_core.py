@@ -33,7 +33,7 @@ def test_unicode_tables_agree_with_the_regex_module_for_every_code_point():
     assert len(table) == 0x110000
     cps = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
     text = "".join(map(chr, cps))
-    for bit, cls in enumerate(["L", "N", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "WS"]):
+    for bit, cls in enumerate(["L", "N", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "WS", "P"]):
         pattern = r"\s" if cls == "WS" else r"\p{%s}" % cls
         expected = {cps[m.start()] for m in regex.finditer(pattern, text)}
         got = {c for c in cps if table[c] >> bit & 1}

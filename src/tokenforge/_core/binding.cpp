@@ -42,6 +42,7 @@
 #include "spm_normalizer.h"
 #include "unigram.h"
 #include "unigram_train.h"
+#include "wordpiece.h"
 #include "wordpiece_train.h"
 
 namespace {
@@ -1230,12 +1231,18 @@ bool run_unigram(SpmUnigramObject* self, PyObject* arg, bool& covered, Emit&& em
 
 // A list of non-negative ids; ids below 2^20 reuse one int object each, kept for the life
 // of the process (made on first use, with the GIL held), so a list costs an INCREF per id.
-inline PyObject* list_of_shared_ints(const std::vector<int32_t>& ids) {
+inline std::vector<PyObject*>& shared_ints() {
   static std::vector<PyObject*> cache;
+  return cache;
+}
+
+template <class T>
+inline PyObject* list_of_shared_ints(const T* ids, size_t n) {
+  std::vector<PyObject*>& cache = shared_ints();
   constexpr size_t kMax = 1 << 20;
-  PyObject* list = PyList_New((Py_ssize_t)ids.size());
+  PyObject* list = PyList_New((Py_ssize_t)n);
   if (!list) return nullptr;
-  for (size_t k = 0; k < ids.size(); ++k) {
+  for (size_t k = 0; k < n; ++k) {
     size_t id = (size_t)ids[k];
     PyObject* o = nullptr;
     if (id < kMax) {
@@ -1262,6 +1269,8 @@ inline PyObject* list_of_shared_ints(const std::vector<int32_t>& ids) {
   }
   return list;
 }
+
+inline PyObject* list_of_shared_ints(const std::vector<int32_t>& ids) { return list_of_shared_ints(ids.data(), ids.size()); }
 
 // encode(text: str) -> list[int] | None: ids of the best segmentation (Unigram.encode_piece);
 // None when a run of unknown characters has neither unk_id nor byte_ids (the caller raises).
@@ -1503,7 +1512,190 @@ inline PyObject* spm_encode_batch(PyObject*, PyObject* args) {
   return result;
 }
 
-// Readies both types and adds them to module m; -1 with an exception set on failure.
+// --- WordPiece ---------------------------------------------------------------------------
+
+struct WordPieceObject {
+  PyObject_HEAD
+  tf::WordPieceEncoder* impl;
+};
+
+// A list of bytes and a list of ids of the same length into strings and ids (<= MAX_ID).
+inline bool wordpiece_table(PyObject* toks, PyObject* ids, const char* name, std::vector<std::string>& out_t,
+                            std::vector<uint32_t>& out_i) {
+  Py_ssize_t n = PyList_GET_SIZE(toks);
+  if (PyList_GET_SIZE(ids) != n) {
+    PyErr_Format(PyExc_ValueError, "%s: %zd tokens but %zd ids", name, n, PyList_GET_SIZE(ids));
+    return false;
+  }
+  out_t.reserve((size_t)n);
+  out_i.reserve((size_t)n);
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    PyObject* t = PyList_GET_ITEM(toks, k);
+    if (!PyBytes_Check(t)) {
+      PyErr_Format(PyExc_TypeError, "%s[%zd] must be bytes", name, k);
+      return false;
+    }
+    unsigned long long id = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(ids, k));
+    if (PyErr_Occurred()) return false;
+    if (id > tf::WordPieceEncoder::MAX_ID) {
+      PyErr_Format(PyExc_OverflowError, "%s: id %llu is too large", name, id);
+      return false;
+    }
+    out_t.emplace_back(PyBytes_AS_STRING(t), (size_t)PyBytes_GET_SIZE(t));
+    out_i.push_back((uint32_t)id);
+  }
+  return true;
+}
+
+inline int WordPiece_init(WordPieceObject* self, PyObject* args, PyObject* kwds) {
+  static const char* kwlist[] = {"tokens", "ids", "continuing", "continuing_ids", "unk_id", "max_chars", nullptr};
+  PyObject *t1, *i1, *t2, *i2;
+  unsigned long unk;
+  Py_ssize_t max_chars;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!O!kn", (char**)kwlist, &PyList_Type, &t1, &PyList_Type, &i1,
+                                   &PyList_Type, &t2, &PyList_Type, &i2, &unk, &max_chars))
+    return -1;
+  if (self->impl) return 0;  // immutable: a second __init__ changes nothing
+  if (unk > tf::WordPieceEncoder::MAX_ID || max_chars < 0) {
+    PyErr_SetString(PyExc_ValueError, "unk_id or max_chars out of range");
+    return -1;
+  }
+  try {
+    std::vector<std::string> first, cont;
+    std::vector<uint32_t> first_ids, cont_ids;
+    if (!wordpiece_table(t1, i1, "tokens", first, first_ids) ||
+        !wordpiece_table(t2, i2, "continuing", cont, cont_ids))
+      return -1;
+    self->impl = new tf::WordPieceEncoder(first, first_ids, cont, cont_ids, (uint32_t)unk, (size_t)max_chars);
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  return 0;
+}
+
+inline void WordPiece_dealloc(WordPieceObject* self) {
+  delete self->impl;
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+inline bool wordpiece_ready(WordPieceObject* self) {
+  if (self->impl) return true;
+  PyErr_SetString(PyExc_ValueError, "WordPieceEncoder is not initialised");
+  return false;
+}
+
+// encode(text: str) -> list[int]: BERT's split and WordPiece of normalized text.
+inline PyObject* WordPiece_encode(WordPieceObject* self, PyObject* arg) {
+  if (!wordpiece_ready(self)) return nullptr;
+  Py_ssize_t n;
+  const char* s = PyUnicode_AsUTF8AndSize(arg, &n);
+  if (!s) return nullptr;
+  std::vector<uint32_t> out;
+  const tf::WordPieceEncoder& impl = *self->impl;
+  if (!run_released((size_t)n >= tf::spm::RELEASE_GIL_AT, [&] { impl.encode((const uint8_t*)s, (size_t)n, out); }))
+    return nullptr;
+  return list_of_shared_ints(out.data(), out.size());
+}
+
+// encode_batch(texts: list[str], num_threads: int, flat: bool = False) -> list[list[int]]
+// encode() of every text on num_threads threads, GIL released; with flat: (bytes of uint32
+// ids, bytes of uint64 offsets), text k being ids[offsets[k]:offsets[k+1]].
+inline PyObject* WordPiece_encode_batch(WordPieceObject* self, PyObject* args) {
+  if (!wordpiece_ready(self)) return nullptr;
+  PyObject* texts;
+  int num_threads, flat = 0;
+  if (!PyArg_ParseTuple(args, "O!i|p", &PyList_Type, &texts, &num_threads, &flat)) return nullptr;
+  const size_t count = (size_t)PyList_GET_SIZE(texts);
+  std::vector<std::pair<const char*, size_t>> items(count);
+  std::vector<std::vector<uint32_t>> outs;
+  try {
+    outs.resize(count);
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  }
+  for (size_t k = 0; k < count; ++k) {  // the list holds the str objects (and their UTF-8) meanwhile
+    PyObject* t = PyList_GET_ITEM(texts, (Py_ssize_t)k);
+    if (!PyUnicode_Check(t)) {
+      PyErr_Format(PyExc_TypeError, "texts[%zu] must be str", k);
+      return nullptr;
+    }
+    Py_ssize_t n;
+    const char* s = PyUnicode_AsUTF8AndSize(t, &n);
+    if (!s) return nullptr;
+    items[k] = {s, (size_t)n};
+  }
+  Py_INCREF(texts);
+  const tf::WordPieceEncoder& impl = *self->impl;
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    for (;;) {
+      size_t k = next.fetch_add(1, std::memory_order_relaxed);
+      if (k >= count || failed.load(std::memory_order_relaxed)) break;
+      try {
+        impl.encode((const uint8_t*)items[k].first, items[k].second, outs[k]);
+      } catch (const std::bad_alloc&) {
+        failed = true;
+      }
+    }
+  };
+  Py_BEGIN_ALLOW_THREADS
+  size_t threads = (size_t)(num_threads < 1 ? 1 : num_threads);
+  if (threads > count) threads = count ? count : 1;
+  std::vector<std::thread> pool;
+  try {
+    for (size_t k = 1; k < threads; ++k) pool.emplace_back(work);
+  } catch (...) {
+    // could not start a thread: the calling thread does the rest
+  }
+  work();
+  for (auto& th : pool) th.join();
+  Py_END_ALLOW_THREADS
+  Py_DECREF(texts);
+  if (failed) return PyErr_NoMemory();
+  if (flat) {
+    size_t total = 0;
+    for (const auto& o : outs) total += o.size();
+    if (total > (size_t)PY_SSIZE_T_MAX / 4 || count + 1 > (size_t)PY_SSIZE_T_MAX / 8) return PyErr_NoMemory();
+    PyObject* ids = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)(total * 4));
+    PyObject* offs = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)((count + 1) * 8));
+    if (!ids || !offs) {
+      Py_XDECREF(ids);
+      Py_XDECREF(offs);
+      return nullptr;
+    }
+    char* ip = PyBytes_AS_STRING(ids);
+    char* op = PyBytes_AS_STRING(offs);
+    uint64_t pos = 0;
+    std::memcpy(op, &pos, 8);
+    for (size_t k = 0; k < count; ++k) {
+      if (!outs[k].empty()) std::memcpy(ip + pos * 4, outs[k].data(), outs[k].size() * 4);
+      pos += outs[k].size();
+      std::memcpy(op + (k + 1) * 8, &pos, 8);
+    }
+    return Py_BuildValue("(NN)", ids, offs);
+  }
+  PyObject* result = PyList_New((Py_ssize_t)count);
+  if (!result) return nullptr;
+  for (size_t k = 0; k < count; ++k) {
+    PyObject* item = list_of_shared_ints(outs[k].data(), outs[k].size());
+    if (!item) { Py_DECREF(result); return nullptr; }
+    PyList_SET_ITEM(result, (Py_ssize_t)k, item);
+  }
+  return result;
+}
+
+inline PyMethodDef WordPiece_methods[] = {
+    {"encode", (PyCFunction)WordPiece_encode, METH_O, "Ids of normalized text: BERT's split, then WordPiece."},
+    {"encode_batch", (PyCFunction)WordPiece_encode_batch, METH_VARARGS,
+     "encode() of a list of str on threads with the GIL released (flat=True: ids and offsets as bytes)."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+inline PyTypeObject WordPieceType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// Readies the types and adds them to module m; -1 with an exception set on failure.
 inline int add_types(PyObject* m) {
   SpmNormalizerType.tp_name = "tokenforge._core.SpmNormalizer";
   SpmNormalizerType.tp_basicsize = sizeof(SpmNormalizerObject);
@@ -1534,8 +1726,23 @@ inline int add_types(PyObject* m) {
   SpmUnigramType.tp_dealloc = (destructor)SpmUnigram_dealloc;
   SpmUnigramType.tp_methods = SpmUnigram_methods;
   SpmUnigramType.tp_getset = SpmUnigram_getset;
-  if (PyType_Ready(&SpmNormalizerType) < 0 || PyType_Ready(&SpmBPEType) < 0 || PyType_Ready(&SpmUnigramType) < 0)
+  WordPieceType.tp_name = "tokenforge._core.WordPieceEncoder";
+  WordPieceType.tp_basicsize = sizeof(WordPieceObject);
+  WordPieceType.tp_flags = Py_TPFLAGS_DEFAULT;
+  WordPieceType.tp_doc =
+      "WordPieceEncoder(tokens, ids, continuing, continuing_ids, unk_id, max_chars): BERT's split and WordPiece.";
+  WordPieceType.tp_new = PyType_GenericNew;
+  WordPieceType.tp_init = (initproc)WordPiece_init;
+  WordPieceType.tp_dealloc = (destructor)WordPiece_dealloc;
+  WordPieceType.tp_methods = WordPiece_methods;
+  if (PyType_Ready(&SpmNormalizerType) < 0 || PyType_Ready(&SpmBPEType) < 0 || PyType_Ready(&SpmUnigramType) < 0 ||
+      PyType_Ready(&WordPieceType) < 0)
     return -1;
+  Py_INCREF(&WordPieceType);
+  if (PyModule_AddObject(m, "WordPieceEncoder", (PyObject*)&WordPieceType) < 0) {
+    Py_DECREF(&WordPieceType);
+    return -1;
+  }
   Py_INCREF(&SpmNormalizerType);
   if (PyModule_AddObject(m, "SpmNormalizer", (PyObject*)&SpmNormalizerType) < 0) {
     Py_DECREF(&SpmNormalizerType);
