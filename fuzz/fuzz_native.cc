@@ -36,6 +36,7 @@
 #include "spm_normalizer.h"
 #include "unigram.h"
 #include "unigram_train.h"
+#include "wordpiece.h"
 #include "wordpiece_train.h"
 
 namespace {
@@ -377,12 +378,85 @@ void fuzz_spm(Reader r) {
   if (at != normalized.size()) abort();
 }
 
+// WordPiece encoding (BERT's split + greedy longest match): a fuzzed vocabulary of short
+// tokens over a few bytes (a multi-byte letter, an invalid byte, white space, punctuation)
+// and fuzzed bytes as the text, invalid UTF-8 included. The ids must be those of a naive
+// reading of the same rules: split at white space and punctuation, then, per word, the
+// longest token at each position (any substring, looked up in a std::map), whole word
+// [UNK] when a position has none or the word is too long.
+void fuzz_wordpiece_encode(Reader r) {
+  static const char* kBytes[] = {"a", "b", "\xc3\xa9", "\xff", " ", ",", "\xe3\x80\x80", "\xe3\x80\x82"};
+  const std::string prefix = r.below(2) ? "##" : "";
+  std::map<std::string, uint32_t> first, cont;  // token -> id; cont without the prefix
+  std::vector<std::string> ft, ct;
+  std::vector<uint32_t> fi, ci;
+  const uint32_t ntok = r.below(12);
+  for (uint32_t k = 0; k < ntok; ++k) {
+    std::string t;
+    for (uint32_t j = r.below(3) + 1; j; --j) t += kBytes[r.below(8)];
+    const bool is_cont = !prefix.empty() && r.below(2);
+    auto& table = is_cont ? cont : first;
+    if (table.count(t)) continue;
+    table[t] = k + 1;
+    (is_cont ? ct : ft).push_back(t);
+    (is_cont ? ci : fi).push_back(k + 1);
+  }
+  if (prefix.empty()) { cont = first; ct = ft; ci = fi; }
+  const size_t max_chars = r.below(6);
+  tf::WordPieceEncoder enc(ft, fi, ct, ci, 0, max_chars);
+  std::string text;
+  while (r.n && text.size() < 200) text += r.below(4) ? kBytes[r.below(8)] : std::string(1, (char)r.byte());
+  const uint8_t* s = (const uint8_t*)text.data();
+  const size_t n = text.size();
+  std::vector<uint32_t> want;
+  auto word = [&](size_t a, size_t b, size_t chars) {
+    if (chars > max_chars) { want.push_back(0); return; }
+    const size_t before = want.size();
+    const std::map<std::string, uint32_t>* t = &first;
+    std::vector<size_t> bounds;  // character ends in [a, b]
+    for (size_t i = a; i < b;) { size_t len; tf::decode_utf8_at(s, n, i, &len); i += len; bounds.push_back(i); }
+    size_t start = a;
+    while (start < b) {
+      uint32_t best = 0;
+      size_t end = 0;
+      for (size_t e : bounds) {
+        if (e <= start) continue;
+        auto it = t->find(text.substr(start, e - start));
+        if (it != t->end()) { best = it->second; end = e; }
+      }
+      if (!end) { want.resize(before); want.push_back(0); return; }
+      want.push_back(best);
+      start = end;
+      t = &cont;
+    }
+  };
+  size_t w = 0, chars = 0;
+  for (size_t i = 0; i < n;) {
+    size_t len;
+    uint32_t cp = tf::decode_utf8_at(s, n, i, &len);
+    if (tf::bert_whitespace(cp) || tf::bert_punctuation(cp)) {
+      if (chars) word(w, i, chars);
+      chars = 0;
+      if (!tf::bert_whitespace(cp)) word(i, i + len, 1);
+    } else {
+      if (!chars) w = i;
+      ++chars;
+    }
+    i += len;
+  }
+  if (chars) word(w, n, chars);
+  std::vector<uint32_t> got;
+  enc.encode(s, n, got);
+  if (got != want) abort();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz_unigram(Reader{data, size});
   fuzz_wordpiece(Reader{data, size});
   fuzz_spm(Reader{data, size});
+  fuzz_wordpiece_encode(Reader{data, size});
   Model& m = model();
   tf::Text t{data, size};
   for (int pat = 0; pat < 5; ++pat) {

@@ -68,7 +68,7 @@ FAMILIES = {
     "HF byte-level tokenizer.json": (_hf_byte_level, "rank-bpe"),
     "SentencePiece Unigram .model": (lambda p: tokenforge.load(_xz(p, "spm_test_unigram.model")), "sentencepiece"),
     "SentencePiece BPE .model": (lambda p: tokenforge.load(_xz(p, "hf_test_bpe.model")), "sentencepiece"),
-    "BERT WordPiece vocab.txt": (_bert, "python"),
+    "BERT WordPiece vocab.txt": (_bert, "wordpiece"),
     "WordLevel by hand": (_wordlevel, "python"),
 }
 

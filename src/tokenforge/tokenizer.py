@@ -67,7 +67,7 @@ from .models.bpe import BPE, PieceBPE, _check_dropout
 from .normalizers import NormalizedText, Normalizer, normalizer_from_dict
 from .postprocessors import PostProcessor, post_processor_from_dict
 from .pretokenizers import WHITESPACE, Piece, PreTokenizer, RegexSplit, pre_tokenizer_from_dict
-from .specials import SpecialPolicy, SpecialTokens, cached_special_regex
+from .specials import SpecialPolicy, SpecialTokens, cached_special_regex, contains_any
 
 #: ``encode_iterable`` keeps this many trailing pieces back until more text arrives.
 _HOLD_PIECES = 2
@@ -752,8 +752,10 @@ class Tokenizer:
         if model_kwargs:
             return self._encode_sampled(text, allowed, model_kwargs)
         plan = self._plan
-        if not self._has_normalized and self._matcher(allowed, False) is None:
-            return plan.encode(text) if text else []
+        if not self._has_normalized:
+            matcher = self._matcher(allowed, False)
+            if matcher is None or not contains_any(text, matcher[1]):  # no added token in the text
+                return plan.encode(text) if text else []
         out: list[int] = []
         for seg, tid, start, _end in self._segments(text, allowed):
             if tid is not None:
