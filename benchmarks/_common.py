@@ -56,10 +56,9 @@ def backend_info() -> dict[str, Any]:
 
 
 def tokenizer_backend(tok) -> str:
-    """What one tokenforge Tokenizer runs on: 'python', 'native bpe' or 'native scan+bpe'."""
-    if getattr(tok, "_core", None) is None:
-        return "python"
-    return "native scan+bpe" if getattr(tok, "_native_split", False) else "native bpe (Python regex split)"
+    """What one tokenforge Tokenizer runs on: its plan ('rank-bpe', 'sentencepiece',
+    'wordpiece' or 'python'; see ``tokenforge._plans``)."""
+    return tok.plan
 
 
 def machine_info() -> dict[str, Any]:

@@ -119,6 +119,10 @@ WORST_CASES = {
     "one CJK char": "龘" * 60_000,
     "minified json": '{"a":[1,2,{"b":"c"}],"d":null}' * 6_000,
     "newlines and spaces": "\n \n  \t" * 30_000,
+    "one punctuation character": "-" * 100_000,
+    "punctuation without spaces": "".join("!#$%&()*+,-./:;<=>?@[]^_{|}~"[(i * 7919) % 28] for i in range(100_000)),
+    "base64": "".join("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(i * 7919 + i // 7) % 64]
+                      for i in range(100_000)),
 }
 
 
@@ -127,6 +131,25 @@ def test_worst_cases_equal_tiktoken(case):
     text = WORST_CASES[case]
     for name in ["gpt2", "cl100k_base", "o200k_base"]:
         assert tokenforge.get_encoding(name).encode_ordinary(text) == reference(name).encode_ordinary(text)
+
+
+def test_the_piece_cache_kept_across_calls_cannot_change_ids():
+    """Each thread keeps a memo of merged pieces per vocabulary across calls (the last two
+    vocabularies it used). Interleaving vocabularies, a third one evicting, fresh
+    tokenizers on the same model and threads all give the ids of a first encoding."""
+    texts = ["identifier_name = other_identifier_name(argument_value)", "東京タワーの近くに住んでいます",
+             "naïve  café\n\tdef __init__(self):", "x" * 40, ""]
+    names = ["gpt2", "cl100k_base", "o200k_base"]
+    want = {n: [reference(n).encode_ordinary(t) for t in texts] for n in names}
+    for _ in range(3):
+        for n in names:  # three vocabularies in turn: every switch evicts one cache
+            enc = tokenforge.get_encoding(n)
+            assert [enc.encode_ordinary(t) for t in texts] == want[n]
+            assert enc.encode_batch(texts * 3, num_threads=2) == want[n] * 3
+    base = tokenforge.get_encoding("cl100k_base")
+    for _ in range(3):  # a new tokenizer on the same model has its own vocabulary identity
+        fresh = tokenforge.Tokenizer(base.model, pre_tokenizer=base.pre_tokenizer, special_tokens=base.special_tokens)
+        assert [fresh.encode_ordinary(t) for t in texts] == want["cl100k_base"]
 
 
 def test_custom_pattern_uses_native_merges_with_regex_split():

@@ -267,8 +267,8 @@ bool encode_str(CoreBPE* self, PyObject* arg, std::vector<uint32_t>& out) {
   Py_BEGIN_ALLOW_THREADS
   try {
     out.reserve((size_t)n / 3 + 16);
-    PieceCache cache;
-    tf::encode_text(*self->vocab, *self->lazy, (Pattern)self->pattern, (const uint8_t*)s, (size_t)n, out, cache);
+    tf::encode_text(*self->vocab, *self->lazy, (Pattern)self->pattern, (const uint8_t*)s, (size_t)n, out,
+                    tf::thread_piece_cache(*self->lazy));
   } catch (const std::bad_alloc&) {
     oom = true;
   }
@@ -364,7 +364,7 @@ bool encode_many(CoreBPE* self, PyObject* texts, int num_threads, BatchIds& out)
       // Local until the end: no other thread touches this vector's header meanwhile.
       std::vector<uint32_t> buf;
       buf.reserve(bytes / threads / 4 + 64);  // ~4 bytes a token in English, more in CJK
-      PieceCache cache;
+      PieceCache& cache = tf::thread_piece_cache(lazy);
       for (;;) {
         size_t k = next.fetch_add(1, std::memory_order_relaxed);
         if (k >= items.size() || failed.load(std::memory_order_relaxed)) break;

@@ -2,6 +2,29 @@
 
 namespace tf {
 
+namespace {
+std::atomic<uint64_t> g_vocab_generation{1};
+}  // namespace
+
+LazyBacktracker::LazyBacktracker() : generation(g_vocab_generation.fetch_add(1)) {}
+
+PieceCache& thread_piece_cache(const LazyBacktracker& lazy) {
+  struct Entry {
+    uint64_t generation = 0;
+    PieceCache cache;
+  };
+  thread_local Entry entries[2];
+  thread_local unsigned last = 0;
+  if (entries[last].generation == lazy.generation) return entries[last].cache;
+  unsigned other = last ^ 1u;
+  if (entries[other].generation != lazy.generation) {  // a third vocabulary: reuse the older entry
+    entries[other].cache.clear();
+    entries[other].generation = lazy.generation;
+  }
+  last = other;
+  return entries[other].cache;
+}
+
 void merge_piece(const Vocab& v, LazyBacktracker& lazy, const uint8_t* p, size_t m, std::vector<uint32_t>& out) {
   if (m < BACKTRACK_MIN_PIECE) {
     bpe_merge(v, p, m, out);
@@ -35,7 +58,7 @@ void encode_text(const Vocab& v, LazyBacktracker& lazy, Pattern pat, const uint8
       uint64_t h = hash_bytes(p, m) | 1;
       if (!cache.get(p, m, h, out)) {
         size_t before = out.size();
-        bpe_merge(v, p, m, out);
+        merge_piece(v, lazy, p, m, out);
         cache.put(p, m, h, out.data() + before, out.size() - before);
       }
     } else {

@@ -18,11 +18,19 @@
 
 namespace tf {
 
-// Per-call memo of pieces that needed merging: piece bytes -> ids. Direct-mapped,
-// keys and ids in two flat arenas, so a miss costs one probe and a put no malloc.
+// Memo of pieces that needed merging: piece bytes -> ids. Direct-mapped, keys and ids in
+// two flat arenas, so a miss costs one probe and a put no malloc. Bounded: it starts over
+// when the arenas are full. One per thread and vocabulary (thread_piece_cache), kept
+// across calls: the identifiers of a code base or the names of a story recur from one
+// document to the next. A hit compares the whole key, so it cannot change an id.
 class PieceCache {
  public:
   explicit PieceCache(size_t cap_pow2 = 1 << 13) : slots_(cap_pow2), mask_(cap_pow2 - 1) {}
+  void clear() {
+    keys_.clear();
+    ids_.clear();
+    for (auto& s : slots_) s.hash = 0;
+  }
   bool get(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out) const {
     const Slot& s = slots_[h & mask_];
     if (s.hash != h || s.key_len != n || std::memcmp(keys_.data() + s.key_off, p, n) != 0) return false;
@@ -56,6 +64,7 @@ class PieceCache {
   std::vector<uint32_t> ids_;
 };
 
+//: Pieces up to this long that need merging are memoised (identifiers, names, CJK words).
 constexpr size_t CACHE_MAX_PIECE = 15;
 //: Pieces longer than this use the linear backtracking encoder instead of the heap.
 constexpr size_t BACKTRACK_MIN_PIECE = 16;
@@ -80,11 +89,16 @@ struct LazyBacktracker {
     });
     return *owned;
   }
-  LazyBacktracker() = default;
+  const uint64_t generation;  // tells vocabularies apart (thread_piece_cache), even at one address
+  LazyBacktracker();
   LazyBacktracker(const LazyBacktracker&) = delete;
   LazyBacktracker& operator=(const LazyBacktracker&) = delete;
   ~LazyBacktracker() { delete owned; }
 };
+
+// The calling thread's piece cache for the vocabulary that owns `lazy` (the last two
+// vocabularies a thread used keep theirs).
+PieceCache& thread_piece_cache(const LazyBacktracker& lazy);
 
 // Ids of one piece p[0:m] that is not a token (m >= 1), by merging, appended to out.
 void merge_piece(const Vocab& v, LazyBacktracker& lazy, const uint8_t* p, size_t m, std::vector<uint32_t>& out);
