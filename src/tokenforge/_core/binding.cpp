@@ -53,6 +53,22 @@ using tf::LazyBacktracker;
 using tf::PieceCache;
 using tf::Vocab;
 
+// Runs work(k) on `threads` threads: this one as k = 0 and threads - 1 new ones. If a thread
+// cannot be started, the ones running do the rest: work pulls its items from a shared counter.
+// The caller releases the GIL around it when work does not touch Python objects.
+template <class F>
+void run_on_threads(size_t threads, F&& work) {
+  std::vector<std::thread> pool;
+  try {
+    pool.reserve(threads > 1 ? threads - 1 : 0);
+    for (size_t k = 1; k < threads; ++k) pool.emplace_back(work, k);
+  } catch (...) {
+    // could not start a thread: the threads already started and this one do all the work
+  }
+  work(0);
+  for (auto& th : pool) th.join();
+}
+
 // ---------------------------------------------------------------------------------------
 // Conversions shared by every function
 
@@ -395,15 +411,7 @@ bool encode_many(CoreBPE* self, PyObject* texts, int num_threads, BatchIds& out)
   };
   if (!oom) {
     Py_BEGIN_ALLOW_THREADS
-    std::vector<std::thread> pool;
-    try {
-      pool.reserve(threads - 1);
-      for (uint32_t k = 1; k < threads; ++k) pool.emplace_back(work, k);
-    } catch (...) {
-      // could not start a thread: the threads already started and this one do all the work
-    }
-    work(0);
-    for (auto& th : pool) th.join();
+    run_on_threads(threads, [&](size_t k) { work((uint32_t)k); });
     Py_END_ALLOW_THREADS
   }
   for (PyObject* o : keep) Py_DECREF(o);
@@ -461,14 +469,7 @@ PyObject* lists_of_batch(CoreBPE* self, const BatchIds& out, size_t threads) {
     }
   };
   Py_BEGIN_ALLOW_THREADS
-  std::vector<std::thread> pool;
-  try {
-    for (size_t k = 1; k < threads; ++k) pool.emplace_back(fill);
-  } catch (...) {
-    // could not start a thread: this one fills the rest
-  }
-  fill();
-  for (auto& th : pool) th.join();
+  run_on_threads(threads, [&](size_t) { fill(); });
   Py_END_ALLOW_THREADS
   for (size_t k = 0; k < docs; ++k) PyObject_GC_Track(PyList_GET_ITEM(result, (Py_ssize_t)k));
   return result;
@@ -1480,14 +1481,7 @@ inline PyObject* spm_encode_batch(PyObject*, PyObject* args) {
   Py_BEGIN_ALLOW_THREADS
   size_t threads = (size_t)(num_threads < 1 ? 1 : num_threads);
   if (threads > ins.size()) threads = ins.size() ? ins.size() : 1;
-  std::vector<std::thread> pool;
-  try {
-    for (size_t k = 1; k < threads; ++k) pool.emplace_back(work);
-  } catch (...) {
-    // could not start a thread: the calling thread does the rest
-  }
-  work();
-  for (auto& th : pool) th.join();
+  run_on_threads(threads, [&](size_t) { work(); });
   Py_END_ALLOW_THREADS
   if (failed == 1) return PyErr_NoMemory();
   if (failed == 2) { set_format_error(err); return nullptr; }
@@ -1643,14 +1637,7 @@ inline PyObject* WordPiece_encode_batch(WordPieceObject* self, PyObject* args) {
   Py_BEGIN_ALLOW_THREADS
   size_t threads = (size_t)(num_threads < 1 ? 1 : num_threads);
   if (threads > count) threads = count ? count : 1;
-  std::vector<std::thread> pool;
-  try {
-    for (size_t k = 1; k < threads; ++k) pool.emplace_back(work);
-  } catch (...) {
-    // could not start a thread: the calling thread does the rest
-  }
-  work();
-  for (auto& th : pool) th.join();
+  run_on_threads(threads, [&](size_t) { work(); });
   Py_END_ALLOW_THREADS
   Py_DECREF(texts);
   if (failed) return PyErr_NoMemory();
