@@ -1352,16 +1352,21 @@ inline PyObject* spm_unigram_encode(PyObject*, PyObject* args) {
   return list_of_shared_ints(out);
 }
 
-// The flat form of spm_encode_batch's result (see there).
-inline PyObject* spm_flat_result(const std::vector<std::vector<int32_t>>& outs, const std::vector<char>& covered) {
+// The flat form of a batch's result: (bytes of uint32 ids, bytes of uint64 offsets), text k
+// being ids[offsets[k]:offsets[k+1]]. With `covered` (spm_encode_batch), a third item lists
+// the texts left uncovered, which are empty in the ids.
+template <class T>
+inline PyObject* flat_result(const std::vector<std::vector<T>>& outs, const std::vector<char>* covered) {
+  static_assert(sizeof(T) == 4, "ids are 32-bit");
+  auto kept = [&](size_t k) { return !covered || (*covered)[k]; };
   size_t total = 0;
   for (size_t k = 0; k < outs.size(); ++k)
-    if (covered[k]) total += outs[k].size();
+    if (kept(k)) total += outs[k].size();
   if (total > (size_t)PY_SSIZE_T_MAX / 4 || outs.size() + 1 > (size_t)PY_SSIZE_T_MAX / 8) return PyErr_NoMemory();
   PyObject* ids = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)(total * 4));
   PyObject* offs = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)((outs.size() + 1) * 8));
-  PyObject* uncovered = PyList_New(0);
-  if (!ids || !offs || !uncovered) {
+  PyObject* uncovered = covered ? PyList_New(0) : nullptr;
+  if (!ids || !offs || (covered && !uncovered)) {
     Py_XDECREF(ids);
     Py_XDECREF(offs);
     Py_XDECREF(uncovered);
@@ -1372,7 +1377,7 @@ inline PyObject* spm_flat_result(const std::vector<std::vector<int32_t>>& outs, 
   uint64_t pos = 0;
   std::memcpy(op, &pos, 8);
   for (size_t k = 0; k < outs.size(); ++k) {
-    if (covered[k]) {
+    if (kept(k)) {
       if (!outs[k].empty()) std::memcpy(ip + pos * 4, outs[k].data(), outs[k].size() * 4);
       pos += outs[k].size();
     } else {
@@ -1388,7 +1393,7 @@ inline PyObject* spm_flat_result(const std::vector<std::vector<int32_t>>& outs, 
     }
     std::memcpy(op + (k + 1) * 8, &pos, 8);
   }
-  return Py_BuildValue("(NNN)", ids, offs, uncovered);
+  return covered ? Py_BuildValue("(NNN)", ids, offs, uncovered) : Py_BuildValue("(NN)", ids, offs);
 }
 
 // spm_encode_batch(normalizer, model: SpmBPE | SpmUnigram, texts: list[str], num_threads: int,
@@ -1489,7 +1494,7 @@ inline PyObject* spm_encode_batch(PyObject*, PyObject* args) {
     PyErr_SetString(PyExc_OverflowError, "text too long (2**31 code points or more)");
     return nullptr;
   }
-  if (flat) return spm_flat_result(outs, covered);
+  if (flat) return flat_result(outs, &covered);
   PyObject* result = PyList_New(count);
   if (!result) return nullptr;
   for (Py_ssize_t k = 0; k < count; ++k) {
@@ -1641,28 +1646,7 @@ inline PyObject* WordPiece_encode_batch(WordPieceObject* self, PyObject* args) {
   Py_END_ALLOW_THREADS
   Py_DECREF(texts);
   if (failed) return PyErr_NoMemory();
-  if (flat) {
-    size_t total = 0;
-    for (const auto& o : outs) total += o.size();
-    if (total > (size_t)PY_SSIZE_T_MAX / 4 || count + 1 > (size_t)PY_SSIZE_T_MAX / 8) return PyErr_NoMemory();
-    PyObject* ids = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)(total * 4));
-    PyObject* offs = PyBytes_FromStringAndSize(nullptr, (Py_ssize_t)((count + 1) * 8));
-    if (!ids || !offs) {
-      Py_XDECREF(ids);
-      Py_XDECREF(offs);
-      return nullptr;
-    }
-    char* ip = PyBytes_AS_STRING(ids);
-    char* op = PyBytes_AS_STRING(offs);
-    uint64_t pos = 0;
-    std::memcpy(op, &pos, 8);
-    for (size_t k = 0; k < count; ++k) {
-      if (!outs[k].empty()) std::memcpy(ip + pos * 4, outs[k].data(), outs[k].size() * 4);
-      pos += outs[k].size();
-      std::memcpy(op + (k + 1) * 8, &pos, 8);
-    }
-    return Py_BuildValue("(NN)", ids, offs);
-  }
+  if (flat) return flat_result(outs, nullptr);
   PyObject* result = PyList_New((Py_ssize_t)count);
   if (!result) return nullptr;
   for (size_t k = 0; k < count; ++k) {
