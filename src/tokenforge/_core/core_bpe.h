@@ -38,7 +38,7 @@ class PieceCache {
     return true;
   }
   void put(const uint8_t* p, size_t n, uint64_t h, const uint32_t* ids, size_t k) {
-    if (keys_.size() + n > (1u << 22) || ids_.size() + k > (1u << 20)) {  // bounded: start over
+    if (keys_.size() + n > (1u << 20) || ids_.size() + k > (1u << 18)) {  // bounded (~2.3 MB): start over
       keys_.clear();
       ids_.clear();
       for (auto& s : slots_) s.hash = 0;
