@@ -960,6 +960,7 @@ class Precompiled(Normalizer):
             charsmap = Charsmap(charsmap)
         self.charsmap = charsmap
         self._cache: dict[str, str] = {}
+        self._ascii: dict[int, str] | None = None  # ASCII character -> its replacement, built on first use
 
     def _grapheme(self, g: str) -> str:
         cm = self.charsmap
@@ -984,6 +985,13 @@ class Precompiled(Normalizer):
     def normalize_str(self, text: str) -> str:
         if not self.charsmap._units:
             return text
+        if text.isascii() and "\r\n" not in text:
+            # Every ASCII character is a grapheme cluster of its own, except CR LF (UAX #29):
+            # one translate does what the cluster loop does.
+            table = self._ascii
+            if table is None:
+                table = self._ascii = {c: self._grapheme(chr(c)) for c in range(128)}
+            return text.translate(table)
         cache = self._cache
         return "".join([cache[g] if g in cache else self._lookup(g) for g in _GRAPHEME.findall(text)])
 

@@ -470,6 +470,20 @@ def test_precompiled_matches_hf_on_corpus(corpus, shared_data, source):
         assert ours.normalize(NormalizedText(text)).normalized == want
 
 
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(st.characters(max_codepoint=127), max_size=60)
+       | st.lists(st.sampled_from(["\r", "\n", "\r\n", "a", " ", "\x00", "\t", "~", "\x7f"]), max_size=30).map("".join))
+def test_precompiled_ascii_shortcut_equals_the_grapheme_path(text):
+    """ASCII text (CR LF, the one ASCII cluster of two characters, included) gives HF's result."""
+    H = pytest.importorskip("tokenizers.normalizers")
+    for name in ("nmt_nfkc", "nmt_nfkc_cf"):
+        blob = Charsmap.named(name).blob
+        ours = Precompiled(blob)
+        want = H.Precompiled(blob).normalize_str(text)
+        assert ours.normalize_str(text) == want
+        assert ours.normalize(NormalizedText(text)).normalized == want
+
+
 def test_precompiled_from_hf_json(shared_data):
     d = _albert_precompiled_dict(shared_data)
     norm = normalizer_from_dict(d)
