@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 
@@ -31,6 +30,8 @@ class CorpusLanguage:
 
 def corpus_dir() -> Path:
     """Directory of the embedded corpus (a real directory in every normal install)."""
+    from importlib import resources  # here, not at import: it costs ~13 ms
+
     return Path(str(resources.files("tokenforge").joinpath("data", "corpus")))
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from importlib import resources
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping
 
@@ -92,6 +91,8 @@ def rank_file_bytes(spec: EncodingSpec) -> bytes:
     """The verified, uncompressed rank file of ``spec``."""
     import hashlib
     import lzma
+
+    from importlib import resources  # here, not at import: it costs ~13 ms
 
     resource = resources.files(__package__).joinpath("data", spec.rank_file + ".tiktoken.xz")
     try:
