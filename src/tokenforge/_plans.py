@@ -334,14 +334,19 @@ class WordPiecePlan(Plan):
             model = self.model
             prefix = model.continuing_subword_prefix
             try:
-                items = list(model.vocab.items())
-                toks = [t.encode("utf-8") for t, _ in items]
-                ids = [i for _, i in items]
-                if prefix:
-                    plen = len(prefix)
-                    cont = [(t[plen:].encode("utf-8"), i) for t, i in items if t.startswith(prefix)]
-                    ctoks, cids = [c for c, _ in cont], [i for _, i in cont]
-                else:
+                toks: list[bytes] = []
+                ids: list[int] = []
+                ctoks: list[bytes] = []
+                cids: list[int] = []
+                cut = len(prefix.encode("utf-8"))
+                for t, i in model.vocab.items():
+                    b = t.encode("utf-8")
+                    toks.append(b)
+                    ids.append(i)
+                    if prefix and t.startswith(prefix):
+                        ctoks.append(b[cut:])
+                        cids.append(i)
+                if not prefix:
                     ctoks, cids = toks, ids
                 enc = self._core.WordPieceEncoder(toks, ids, ctoks, cids, model.unk_id, model.max_input_chars_per_word)
             except (UnicodeError, OverflowError, ValueError, TypeError):
