@@ -8,7 +8,6 @@ import lzma
 import re
 import shutil
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -321,7 +320,7 @@ def fake_package_data(tmp_path, monkeypatch):
     good = rank_file_bytes(ENCODINGS["r50k_base"])  # read and verified before the redirection
     data_dir = tmp_path / "data"
     data_dir.mkdir()
-    monkeypatch.setattr(encodings_mod, "resources", SimpleNamespace(files=lambda package: tmp_path))
+    monkeypatch.setattr(encodings_mod, "_data_file", lambda name: data_dir / name)
     monkeypatch.setattr(encodings_mod, "_loaded", {})
     return data_dir, good
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import FileFormatError, UnknownEncodingError
 
@@ -87,14 +87,19 @@ def encoding_for_hash(sha256: str) -> EncodingSpec | None:
     return None
 
 
+def _data_file(name: str) -> Any:
+    """The shipped file ``data/<name>`` of this package (an ``importlib.resources`` path)."""
+    from importlib import resources  # here, not at import: it costs ~13 ms
+
+    return resources.files(__package__).joinpath("data", name)
+
+
 def rank_file_bytes(spec: EncodingSpec) -> bytes:
     """The verified, uncompressed rank file of ``spec``."""
     import hashlib
     import lzma
 
-    from importlib import resources  # here, not at import: it costs ~13 ms
-
-    resource = resources.files(__package__).joinpath("data", spec.rank_file + ".tiktoken.xz")
+    resource = _data_file(spec.rank_file + ".tiktoken.xz")
     try:
         data = lzma.decompress(resource.read_bytes())
     except (OSError, lzma.LZMAError) as exc:
