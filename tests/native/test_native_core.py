@@ -133,6 +133,24 @@ def test_worst_cases_equal_tiktoken(case):
         assert tokenforge.get_encoding(name).encode_ordinary(text) == reference(name).encode_ordinary(text)
 
 
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_runs_of_one_byte_of_every_length_equal_tiktoken(name):
+    """The backtracking encoder reuses its trie walk inside runs of one repeated byte:
+    runs shorter than, equal to and longer than the longest token, alone and between other
+    characters, and one long enough to build the index first."""
+    base = tokenforge.get_encoding(name)
+    tok = tokenforge.Tokenizer(base.model, pre_tokenizer=base.pre_tokenizer, special_tokens=base.special_tokens)
+    ref = reference(name)
+    assert tok.encode_ordinary("-" * 70_000) == ref.encode_ordinary("-" * 70_000)  # builds the index
+    for ch in "-= a.0\n":
+        for n in (*range(1, 40), 63, 64, 65, 95, 96, 97, 111, 112, 113, 127, 128, 129, 200, 257, 1000, 4099):
+            for text in (ch * n, "x" + ch * n + "y", ch * n + "!" + ch * (n // 2)):
+                assert tok.encode_ordinary(text) == ref.encode_ordinary(text), (ch, n)
+    for n in (100, 113, 200, 1000):  # two runs of different bytes in one piece
+        for text in ("-" * n + "=" * n, "=" * n + "-" * n + "=" * n, "-" * n + "." * (n + 7)):
+            assert tok.encode_ordinary(text) == ref.encode_ordinary(text), n
+
+
 def test_the_piece_cache_kept_across_calls_cannot_change_ids():
     """Each thread keeps a memo of merged pieces per vocabulary across calls (the last two
     vocabularies it used). Interleaving vocabularies, a third one evicting, fresh

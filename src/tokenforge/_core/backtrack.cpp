@@ -252,14 +252,32 @@ void Backtracker::encode(const uint8_t* p, size_t n, std::vector<uint32_t>& out)
     slot.ok = ok;
     return ok;
   };
+  // longest_match reads p[pos : pos + max_len] only: inside a run of one repeated byte
+  // (a line of dashes, of '=', of spaces in a piece) every full window gives the same
+  // token, so the walk down the trie is done once per byte value, not once per position.
+  const size_t window = v_.max_len();
+  int run_byte = -1;
+  uint32_t run_token = NONE;
+  size_t run_len = 0;
+  auto match = [&](size_t at, size_t* out_len) -> uint32_t {
+    if (window >= 2 && at + window <= n && p[at] == p[at + 1] && std::memcmp(p + at, p + at + 1, window - 1) == 0) {
+      if (run_byte != p[at]) {
+        run_token = longest_match(p, n, at, &run_len);
+        run_byte = p[at];
+      }
+      *out_len = run_len;
+      return run_token;
+    }
+    return longest_match(p, n, at, out_len);
+  };
   size_t pos = 0, len = 0;
-  uint32_t next = longest_match(p, n, 0, &len);
+  uint32_t next = match(0, &len);
   while (next != NONE) {
     size_t end = pos + token_len_[next];
     if (alive[end] && (tokens.empty() || compatible(tokens.back(), next))) {
       tokens.push_back(next);
       pos = end;
-      next = pos < n ? longest_match(p, n, pos, &len) : NONE;
+      next = pos < n ? match(pos, &len) : NONE;
       continue;
     }
     next = next_prefix_[next];
