@@ -89,6 +89,14 @@ def fix_surrogates(text: str) -> str:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+def flat_arrays(ids: bytes, offsets: bytes) -> tuple[Any, Any]:
+    """The native flat batch form (native-endian uint32 ids, uint64 offsets, as bytes) as the
+    ``(uint32 ids, int64 offsets)`` arrays of ``encode_batch_to_numpy``."""
+    import numpy as np
+
+    return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.uint64).astype(np.int64)
+
+
 class Plan:
     """How ordinary text becomes ids. Subclasses override what they do natively."""
 
@@ -225,10 +233,8 @@ class RankBPEPlan(Plan):
     def encode_flat(self, texts: list[str], num_threads: int):
         if not self.native_split:
             return super().encode_flat(texts, num_threads)
-        import numpy as np
-
         ids, offsets = self.core.encode_ordinary_batch_flat(texts, num_threads)
-        return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.uint64).astype(np.int64)
+        return flat_arrays(ids, offsets)
 
     def encode_u32(self, text: str):
         if not self.native_split:
@@ -300,14 +306,12 @@ class SentencePiecePlan(Plan):
         h = self._handles()
         if not h:
             return super().encode_flat(texts, num_threads)
-        import numpy as np
-
         ids, offsets, uncovered = self._core.spm_encode_batch(
             h[0], h[1], [fix_surrogates(t) for t in texts], num_threads, True
         )
         if uncovered:  # a Unigram text with an uncovered run: the Python stages serve the batch
             return super().encode_flat(texts, num_threads)
-        return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.uint64).astype(np.int64)
+        return flat_arrays(ids, offsets)
 
     def describe(self) -> str:
         return f"sentencepiece (native normalizer + {type(self.model).__name__})"
@@ -376,10 +380,8 @@ class WordPiecePlan(Plan):
         enc = self._native or self._encoder()
         if not enc:
             return super().encode_flat(texts, num_threads)
-        import numpy as np
-
         ids, offsets = enc.encode_batch([self._normalized(t) for t in texts], num_threads, True)
-        return np.frombuffer(ids, dtype=np.uint32), np.frombuffer(offsets, dtype=np.uint64).astype(np.int64)
+        return flat_arrays(ids, offsets)
 
     def describe(self) -> str:
         return "wordpiece (native split + WordPiece)"
