@@ -17,6 +17,9 @@ if os.environ.get("CI"):
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
+# Other projects' test files, run against tokenforge by their own runner (tests/compat/).
+collect_ignore = ["fixtures/tiktoken_tests"]
+
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:

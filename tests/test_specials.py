@@ -37,9 +37,14 @@ def test_disallowed_empty_encodes_specials_as_text(cl100k):
     assert 100257 not in cl100k.encode("<|endoftext|>", disallowed_special=())
 
 
-def test_unknown_special_in_policy_is_an_error(cl100k):
-    with pytest.raises(SpecialTokenError, match="not a special token"):
-        cl100k.encode("x", allowed_special={"<|nope|>"})
+def test_unknown_names_in_a_policy_follow_tiktoken(cl100k):
+    # Allowing a string that is no special token allows nothing (tiktoken ignores it) ...
+    assert cl100k.encode("x<|nope|>", allowed_special={"<|nope|>"}) == cl100k.encode_ordinary("x<|nope|>")
+    # ... disallowing one still guards the text against it.
+    with pytest.raises(SpecialTokenError, match="nope"):
+        cl100k.encode("x<|nope|>", disallowed_special={"<|nope|>"})
+    with pytest.raises(SpecialTokenError, match="collection"):
+        cl100k.encode("x", allowed_special="<|endoftext|>")
 
 
 def test_longest_special_wins():

@@ -25,6 +25,7 @@ from .errors import (
     TrainingError,
     UnknownEncodingError,
     UnknownIdError,
+    UnknownModelError,
     UnknownTokenError,
 )
 from .prepare import count, open_tokens, prepare
@@ -107,6 +108,7 @@ __all__ = [
     "Unigram",
     "UnknownEncodingError",
     "UnknownIdError",
+    "UnknownModelError",
     "UnknownTokenError",
     "WordPiece",
     "bert_wordpiece",

@@ -89,6 +89,13 @@ class UnknownEncodingError(TokenforgeError, ValueError):
     """A named encoding or pattern is not known."""
 
 
+class UnknownModelError(UnknownEncodingError, KeyError):
+    """A model name maps to no known encoding (a ``KeyError``, as in tiktoken)."""
+
+    def __str__(self) -> str:  # KeyError would show the message's repr
+        return str(self.args[0]) if self.args else ""
+
+
 class PrepareError(TokenforgeError, OSError):
     """Preparing a corpus failed: a shard or checkpoint cannot be written, or an
     interrupted run cannot be resumed as asked. The message names the file."""

@@ -47,10 +47,12 @@ def detect_format(path: str | os.PathLike) -> str:
     """Return one of :data:`LOAD_FORMATS` for ``path``."""
     p = Path(path)
     if p.is_dir():
-        if (p / "vocab.json").is_file() and (p / "merges.txt").is_file():
-            return "gpt2"
+        # A transformers folder may hold several forms; tokenizer.json is the complete one
+        # (transformers' fast tokenizers read it first).
         if (p / "tokenizer.json").is_file():
             return "hf"
+        if (p / "vocab.json").is_file() and (p / "merges.txt").is_file():
+            return "gpt2"
         if (p / "tokenizer.model").is_file():
             return "tiktoken" if _is_rank_file(p / "tokenizer.model") else "sentencepiece"
         if (p / "vocab.txt").is_file():

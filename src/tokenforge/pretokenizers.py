@@ -70,6 +70,18 @@ PATTERN_ALIASES: dict[str, str] = {
 }
 
 
+def oniguruma_form(pattern: str) -> str:
+    r"""``pattern`` written so that HF's regex engine (Oniguruma) reads it as ``regex`` does.
+
+    Oniguruma takes ``?+``, ``*+`` and ``++`` as possessive, like the ``regex``
+    module, but ``{m,n}+`` as the interval repeated once or more: cl100k's
+    ``\p{N}{1,3}+`` would cut ``1919`` as one piece. At the end of an
+    alternative a possessive interval matches as the greedy one, so it is
+    written plainly.
+    """
+    return regex.sub(r"(\{\d+(?:,\d*)?\})\+", r"\1", pattern)
+
+
 def resolve_pattern(pattern: str) -> tuple[str | None, str]:
     """Turn a pattern name or a custom regex into ``(name, regex_source)``.
 
@@ -87,7 +99,7 @@ def resolve_pattern(pattern: str) -> tuple[str | None, str]:
         return name, PATTERNS[name]
     # The regex text of a named pattern (as tiktoken and HF files carry it) is that pattern.
     for known, source in PATTERNS.items():
-        if pattern == source:
+        if pattern == source or pattern == oniguruma_form(source):  # as tiktoken or an HF file has it
             return known, source
     if pattern in (GPT2_ORIGINAL_PATTERN, GPT2_ORIGINAL_PATTERN.replace(r"\p{L}", r"[\p{L}]").replace(r"\p{N}", r"[\p{N}]")):
         return "gpt2", PATTERNS["gpt2"]

@@ -41,9 +41,9 @@ def special_regex(tokens: Collection[str]) -> "regex.Pattern[str] | None":
 class SpecialTokens:
     """An immutable ``{string: id}`` table of special tokens with policy helpers."""
 
-    __slots__ = ("_ids", "_by_id", "_all", "_max_len", "__weakref__")
+    __slots__ = ("_ids", "_by_id", "_all", "_guarded", "_max_len", "__weakref__")
 
-    def __init__(self, tokens: Mapping[str, int] | None = None) -> None:
+    def __init__(self, tokens: Mapping[str, int] | None = None, *, guard: bool = True) -> None:
         ids: dict[str, int] = {}
         by_id: dict[int, str] = {}
         for tok, i in (tokens or {}).items():
@@ -51,13 +51,14 @@ class SpecialTokens:
                 raise SpecialTokenError(f"special token must be a non-empty str, got {tok!r}")
             if not isinstance(i, int) or isinstance(i, bool) or i < 0:
                 raise SpecialTokenError(f"special token {tok!r} needs a non-negative int id, got {i!r}")
-            if i in by_id:
-                raise SpecialTokenError(f"special tokens {by_id[i]!r} and {tok!r} share id {i}")
             ids[tok] = i
-            by_id[i] = tok
+            by_id.setdefault(i, tok)  # two strings may share an id (o200k_harmony): the first decodes
         self._ids = ids
         self._by_id = by_id
         self._all = frozenset(ids)
+        # What disallowed_special="all" covers: every special (tiktoken), or none when the
+        # source library never reads these strings as specials (SentencePiece's control pieces).
+        self._guarded = self._all if guard else frozenset()
         self._max_len = max((len(t) for t in ids), default=0)
 
     @property
@@ -89,7 +90,7 @@ class SpecialTokens:
         else:
             allowed = self._as_set(allowed_special, "allowed_special")
         if disallowed_special == "all":
-            disallowed = self._all - allowed
+            disallowed = self._guarded - allowed
         else:
             disallowed = self._as_set(disallowed_special, "disallowed_special")
         return allowed, disallowed
@@ -103,13 +104,13 @@ class SpecialTokens:
             chosen = frozenset(value)  # type: ignore[arg-type]
         except TypeError:
             raise SpecialTokenError(f"{arg} must be 'all' or a collection of strings, got {value!r}") from None
-        unknown = chosen - self._all
-        if unknown:
-            known = ", ".join(sorted(self._all)) or "none"
-            raise SpecialTokenError(
-                f"{arg} names {sorted(unknown)[0]!r}, which is not a special token of this "
-                f"tokenizer (its specials: {known})"
-            )
+        for t in chosen:
+            if not isinstance(t, str):
+                raise SpecialTokenError(f"{arg} must hold special-token strings, got {t!r}")
+        if arg == "allowed_special":
+            # As tiktoken: allowing a string that is no special token of this tokenizer
+            # allows nothing. A disallowed string is searched for and raises all the same.
+            return chosen & self._all
         return chosen
 
     def check(self, text: str, disallowed: frozenset[str]) -> None:

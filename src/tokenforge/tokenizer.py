@@ -157,7 +157,7 @@ class Tokenizer:
     __slots__ = (
         "_model", "_normalizer", "_pre", "_post", "_decoder", "_added", "_added_by_id", "_specials",
         "_name", "_matchers", "_plan", "_has_normalized", "_backend", "_max_id", "_plain", "_plan_encode",
-        "_byte_level", "_fast_decode", "_len", "__weakref__",
+        "_byte_level", "_fast_decode", "_len", "_sorted_token_bytes", "__weakref__",
     )
 
     def __init__(
@@ -172,6 +172,7 @@ class Tokenizer:
         special_tokens: Mapping[str, int] | None = None,
         name: str | None = None,
         backend: str = "auto",
+        specials_in_text: str = "raise",
     ) -> None:
         if not isinstance(model, Model):
             raise EncodeInputError(
@@ -201,6 +202,7 @@ class Tokenizer:
                 )
             added += [AddedToken(t, i, special=True) for t, i in special_tokens.items()]
         by_id: dict[int, AddedToken] = {}
+        aliases: list[AddedToken] = []  # special strings that share an id with an earlier one
         seen: dict[str, int] = {}
         for t in sorted(added, key=lambda t: t.id if isinstance(t, AddedToken) else -1):
             if not isinstance(t, AddedToken):
@@ -209,10 +211,16 @@ class Tokenizer:
                 raise SpecialTokenError(f"added token with id {t.id} is empty")
             if not isinstance(t.id, int) or isinstance(t.id, bool) or not 0 <= t.id < 2**32 - 1:
                 raise SpecialTokenError(f"added token {t.content!r} has id {t.id!r}; ids are ints in 0..2**32-2")
-            if t.id in by_id and by_id[t.id].content != t.content:
-                raise SpecialTokenError(f"added tokens {by_id[t.id].content!r} and {t.content!r} share id {t.id}")
             if t.content in seen and seen[t.content] != t.id:
                 raise SpecialTokenError(f"added token {t.content!r} has two ids, {seen[t.content]} and {t.id}")
+            if t.id in by_id and by_id[t.id].content != t.content:
+                if not (t.special and by_id[t.id].special):
+                    raise SpecialTokenError(f"added tokens {by_id[t.id].content!r} and {t.content!r} share id {t.id}")
+                # Two special strings for one id (tiktoken's o200k_harmony has <|endofprompt|>
+                # and <|reserved_200018|>): both encode to it, the first one decodes.
+                aliases.append(t)
+                seen[t.content] = t.id
+                continue
             known = model.id_to_token(t.id)
             if known is not None and known != t.content and not (isinstance(model, BPE) and t.special):
                 raise SpecialTokenError(f"added token {t.content!r} has id {t.id}, which the model gives to {known!r}")
@@ -223,9 +231,13 @@ class Tokenizer:
                 )
             by_id[t.id] = t
             seen[t.content] = t.id
-        self._added = tuple(by_id.values())
+        self._added = tuple(by_id.values()) + tuple(aliases)
         self._added_by_id = by_id
-        self._specials = SpecialTokens({t.content: t.id for t in self._added if t.special})
+        if specials_in_text not in ("raise", "text"):
+            raise InvalidArgumentError(f"specials_in_text must be 'raise' or 'text', got {specials_in_text!r}")
+        self._specials = SpecialTokens(
+            {t.content: t.id for t in self._added if t.special}, guard=specials_in_text == "raise"
+        )
         self._name = name
         self._backend = backend
         self._matchers: dict[tuple[frozenset[str], bool], Any] = {}
@@ -237,7 +249,7 @@ class Tokenizer:
         )
         self._max_id = max([*(t.id for t in self._added), _model_max_id(model)])
         self._len = (len(model) if isinstance(model, BPE) else len(model.get_vocab())) + sum(
-            1 for t in self._added if model.id_to_token(t.id) is None
+            1 for i in by_id if model.id_to_token(i) is None
         )
         # Ordinary text goes to the plan whole when no added token is matched without asking.
         self._plain = not self._has_normalized and all(t.special for t in self._added)
@@ -246,6 +258,7 @@ class Tokenizer:
             isinstance(model, BPE) or isinstance(self._plan, _plans.RankBPEPlan)
         )
         self._fast_decode = self._plan.decode_bytes if self._byte_level else None
+        self._sorted_token_bytes: list[bytes] | None = None
 
     # ------------------------------------------------------------------ info
     @property
@@ -307,6 +320,13 @@ class Tokenizer:
     def special_tokens(self) -> Mapping[str, int]:
         """``{string: id}`` of the special tokens (read-only)."""
         return self._specials.ids
+
+    @property
+    def specials_in_text(self) -> str:
+        """What a special-token string in the text does unless the call says otherwise:
+        ``"raise"`` (tiktoken's guard against injected control tokens) or ``"text"``: it is
+        ordinary text, as in sentencepiece, which never reads control pieces from text."""
+        return "raise" if self._specials._guarded or not self._specials.all else "text"
 
     @property
     def special_tokens_set(self) -> frozenset[str]:
@@ -408,10 +428,46 @@ class Tokenizer:
                 return r
         if not isinstance(token, (bytes, bytearray)):
             raise EncodeInputError(f"token must be str or bytes, got {type(token).__name__}")
-        r = self.rank_model().ranks.get(bytes(token))
+        token = bytes(token)
+        r = self.rank_model().ranks.get(token) if self._byte_level or isinstance(self._model, BPE) else None
         if r is None:
-            raise UnknownTokenError(f"{token!r} is not a single token")
+            try:
+                text = token.decode("utf-8")
+            except UnicodeDecodeError:
+                raise UnknownTokenError(f"{token!r} is not a single token") from None
+            r = self._specials.ids.get(text)
+            if r is None:
+                if self._byte_level or isinstance(self._model, BPE):
+                    raise UnknownTokenError(f"{token!r} is not a single token")
+                return self.encode_single_token(text)
         return r
+
+    def is_special_token(self, token_id: int) -> bool:
+        """Whether ``token_id`` is the id of a special token (``<|endoftext|>``, ``[CLS]``)."""
+        return token_id in self._specials.by_id
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every ordinary token, sorted (tiktoken's ``token_byte_values``;
+        byte-level BPE only)."""
+        values = self._sorted_token_bytes
+        if values is None:
+            values = self._sorted_token_bytes = sorted(self.rank_model().ranks)
+        return values
+
+    @property
+    def _pat_str(self) -> str | None:
+        """tiktoken's name for :attr:`pattern`."""
+        return self.pattern
+
+    @property
+    def _mergeable_ranks(self) -> Mapping[bytes, int]:
+        """tiktoken's name for :attr:`mergeable_ranks`."""
+        return self.mergeable_ranks
+
+    @property
+    def _special_tokens(self) -> Mapping[str, int]:
+        """tiktoken's name for :attr:`special_tokens`."""
+        return self._specials.ids
 
     # -------------------------------------------------------------- encoding
     def encode(
@@ -484,6 +540,154 @@ class Tokenizer:
             except UnicodeEncodeError:
                 return self._plan_encode(_fix_surrogates(text))
         return self._encode_ids(text, _NOTHING, _NOTHING, None)
+
+    def encode_bytes(self, data: bytes) -> list[int]:
+        """Ids of raw bytes, which need not be valid UTF-8 (byte-level BPE).
+
+        Valid UTF-8 is ``encode_ordinary`` of its text. Otherwise, as tiktoken's
+        ``_encode_bytes`` does: the text before the first invalid byte is encoded as
+        usual, then its last piece (widened over the whitespace-only tokens before
+        it) is joined with all remaining bytes and merged as one piece.
+
+        >>> import tokenforge
+        >>> enc = tokenforge.get_encoding("cl100k_base")
+        >>> enc.encode_bytes(b" \\xec\\x8b\\xa4\\xed")
+        [62085]
+        """
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise EncodeInputError(f"encode_bytes expects bytes, got {type(data).__name__}")
+        data = bytes(data)
+        try:
+            return self.encode_ordinary(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            bad = exc.start
+        if not (self._byte_level or isinstance(self._model, BPE)):
+            raise DecodeError(
+                f"byte {bad} of the input ({data[bad:bad + 4]!r}) is not valid UTF-8; only byte-level "
+                "BPE tokenizers encode arbitrary bytes"
+            )
+        tokens, last = self._encode_with_last_piece(data[:bad].decode("utf-8"), _NOTHING)
+        tokens, last = self._widen_last_piece(tokens, last)
+        tail = data[bad:]
+        if tokens and last:
+            tail = self.decode_bytes(tokens[-last:]) + tail
+            del tokens[-last:]
+        if tail:
+            tokens += self._merge_bytes(tail)
+        return tokens
+
+    _encode_bytes = encode_bytes  # tiktoken's (private) name, which code written for it calls
+
+    def encode_with_unstable(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialPolicy = frozenset(),
+        disallowed_special: SpecialPolicy = "all",
+    ) -> tuple[list[int], list[list[int]]]:
+        """Ids of ``text`` without its unstable end, and the token sequences that may
+        complete it (tiktoken's ``encode_with_unstable``, for token healing).
+
+        The last piece of the text (widened over whitespace-only tokens before it) may
+        merge differently once more text follows, so its tokens are left out of the
+        first list. The second list holds every token sequence that could start the
+        encoding of that piece followed by more text: single tokens that extend it,
+        and for each cut of it, the encoding of its head joined with a token that
+        extends its tail, kept up to the length of the piece. Sorted.
+
+        >>> import tokenforge
+        >>> enc = tokenforge.get_encoding("cl100k_base")
+        >>> stable, completions = enc.encode_with_unstable("hello fanta")
+        >>> enc.decode(stable), [enc.encode(" fantastic")] in [completions[i:i+1] for i in range(len(completions))]
+        ('hello', True)
+        """
+        _check_text(text)
+        text = _fix_surrogates(text)
+        allowed, disallowed = self._resolve(allowed_special, disallowed_special)
+        if disallowed:
+            self._specials.check(text, disallowed)
+        tokens, last = self._encode_with_last_piece(text, allowed)
+        if not last:
+            return tokens, []
+        tokens, last = self._widen_last_piece(tokens, last)
+        unstable = self.decode_bytes(tokens[-last:])
+        del tokens[-last:]
+        if not unstable:
+            return tokens, []
+        import bisect
+
+        sorted_tokens = self.token_byte_values()
+        ranks = self.rank_model().ranks
+        token_len = self.rank_model().token_bytes
+        completions: set[tuple[int, ...]] = set()
+        k = bisect.bisect_left(sorted_tokens, unstable)
+        while k < len(sorted_tokens) and sorted_tokens[k].startswith(unstable):
+            completions.add((ranks[sorted_tokens[k]],))
+            k += 1
+        for cut in range(1, len(unstable)):
+            head, rest = unstable[:cut], unstable[cut:]
+            k = bisect.bisect_left(sorted_tokens, rest)
+            while k < len(sorted_tokens) and sorted_tokens[k].startswith(rest):
+                joined = head + sorted_tokens[k]
+                try:
+                    # Through the split pattern: the new bytes may open a piece boundary.
+                    ids = self.encode_ordinary(joined.decode("utf-8"))
+                except UnicodeDecodeError:
+                    ids = self._merge_bytes(joined)
+                seq = []
+                covered = 0
+                for i in ids:
+                    seq.append(i)
+                    covered += len(token_len(i))
+                    if covered >= len(unstable):
+                        break
+                completions.add(tuple(seq))
+                k += 1
+        # A whitespace run can split before its last character once text follows
+        # (``\s+(?!\S)``): its head and that character may be tokens of their own.
+        if len(unstable) > 1:
+            size = _last_char_size(unstable)
+            if size and size < len(unstable) and unstable[-size:].decode("utf-8") in WHITESPACE:
+                completions.add(tuple(self._merge_bytes(unstable[:-size]) + self._merge_bytes(unstable[-size:])))
+        return tokens, [list(c) for c in sorted(completions)]
+
+    def _encode_with_last_piece(self, text: str, allowed: frozenset[str]) -> tuple[list[int], int]:
+        """The ids of ``text`` (``allowed`` specials matched, nothing checked) and how many
+        of them the last split piece gave (0 when the text ends with a special token)."""
+        if not self._byte_level and not isinstance(self._model, BPE):
+            raise EncodeInputError(
+                f"this needs a byte-level BPE tokenizer; this one runs {type(self._model).__name__}"
+            )
+        tokens = self.encode(text, allowed_special=allowed, disallowed_special=(), add_special_tokens=False)
+        last_seg = None
+        for seg, sid in self._specials.split(text, allowed):
+            last_seg = None if sid is not None else seg
+        if not last_seg:
+            return tokens, 0
+        pattern = self.pattern
+        pieces = RegexSplit(pattern).split(last_seg) if pattern is not None else [last_seg]
+        return tokens, len(self._merge_bytes(pieces[-1].encode("utf-8"))) if pieces else 0
+
+    def _widen_last_piece(self, tokens: list[int], last: int) -> tuple[list[int], int]:
+        """Grow the unstable end over the whitespace-only tokens before it (as tiktoken does:
+        ``"\n\n"`` then more text can merge across the piece boundary)."""
+        token_bytes = self.rank_model().token_bytes
+
+        def all_space(i: int) -> bool:
+            b = token_bytes(i)
+            return b is not None and all(c in b" \n\t" for c in b)
+
+        if last and all_space(tokens[-last]):
+            while last < len(tokens) and all_space(tokens[-last - 1]):
+                last += 1
+        return tokens, last
+
+    def _merge_bytes(self, data: bytes) -> list[int]:
+        """Ids of ``data`` merged as one piece (the native rank merge where there is one)."""
+        core = getattr(self._plan, "core", None)
+        if core is not None:
+            return core.encode_piece(data)
+        return self.rank_model().encode_bytes(data)
 
     def encode_batch(
         self,
@@ -1011,10 +1215,38 @@ class Tokenizer:
         return text
 
     def decode_batch(
-        self, batch: Iterable[Iterable[int]], errors: str = "replace", *, skip_special_tokens: bool = False
+        self, batch: Iterable[Iterable[int]], errors: str = "replace", *, num_threads: int | None = None,
+        skip_special_tokens: bool = False,
     ) -> list[str]:
-        """``[decode(ids) for ids in batch]``."""
+        """``[decode(ids) for ids in batch]``. ``num_threads`` is accepted for tiktoken's
+        signature; decoding is a native table walk, so the batch runs on the calling thread."""
+        default_threads(num_threads)  # validates it
         return [self.decode(ids, errors, skip_special_tokens=skip_special_tokens) for ids in batch]
+
+    def decode_bytes_batch(
+        self, batch: Iterable[Iterable[int]], *, num_threads: int | None = None, skip_special_tokens: bool = False
+    ) -> list[bytes]:
+        """``[decode_bytes(ids) for ids in batch]`` (``num_threads`` as in :meth:`decode_batch`)."""
+        default_threads(num_threads)
+        return [self.decode_bytes(ids, skip_special_tokens=skip_special_tokens) for ids in batch]
+
+    def decode_with_offsets(self, ids: Sequence[int]) -> tuple[str, list[int]]:
+        """The text of ``ids`` and, for each token, the index of the first character that
+        holds one of its bytes (tiktoken's ``decode_with_offsets``). The ids must decode to
+        valid UTF-8 (else :class:`DecodeError`).
+
+        >>> import tokenforge
+        >>> tokenforge.get_encoding("cl100k_base").decode_with_offsets([15339, 1917])
+        ('hello world', [0, 5])
+        """
+        token_bytes = self.decode_tokens_bytes(ids)
+        offsets = []
+        chars = 0
+        for b in token_bytes:
+            # A token that starts with a continuation byte starts inside the previous character.
+            offsets.append(max(0, chars - (1 if b and 0x80 <= b[0] < 0xC0 else 0)))
+            chars += sum(1 for c in b if not 0x80 <= c < 0xC0)
+        return bytes_to_text(b"".join(token_bytes), "strict"), offsets
 
     def decode_single_token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token (byte-level BPE: possibly part of a character)."""
@@ -1087,7 +1319,7 @@ class Tokenizer:
     def to_dict(self) -> dict[str, Any]:
         """The stages as plain data, each in HF tokenizer.json's shape with its ``"type"``
         (byte-level BPE models in tokenforge's own ``"bpe"`` shape: ids and base64 bytes)."""
-        return {
+        data = {
             "name": self._name,
             "normalizer": None if self._normalizer is None else self._normalizer.to_dict(),
             "pre_tokenizer": None if self._pre is None else self._pre.to_dict(),
@@ -1096,6 +1328,9 @@ class Tokenizer:
             "decoder": None if self._decoder is None else self._decoder.to_dict(),
             "added_tokens": [t.to_dict() for t in self._added],
         }
+        if self.specials_in_text != "raise":
+            data["specials_in_text"] = self.specials_in_text
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, name: str | None = None, backend: str = "auto") -> "Tokenizer":
@@ -1123,6 +1358,7 @@ class Tokenizer:
             added_tokens=added,
             name=name if name is not None else data.get("name"),
             backend=backend,
+            specials_in_text=data.get("specials_in_text") or "raise",
         )
 
     def save(self, path: str, format: str = "tokenforge") -> None:
@@ -1219,6 +1455,17 @@ def piece_cut(pre: RegexSplit, buf: str, start: int = 0, limit: int | None = Non
 
 def _rebuild(data, name, backend="auto") -> Tokenizer:
     return Tokenizer.from_dict(data, name=name, backend=backend)
+
+
+def _last_char_size(data: bytes) -> int:
+    """Byte length of the UTF-8 character that ends ``data`` (0 if the end is not one)."""
+    for size in range(1, min(4, len(data)) + 1):
+        try:
+            if len(data[-size:].decode("utf-8")) == 1:
+                return size
+        except UnicodeDecodeError:
+            continue
+    return 0
 
 
 def _is_int(x: object) -> bool:

@@ -115,3 +115,38 @@ def test_console_script_entry_point_runs():
         [sys.executable, "-m", "tokenforge.cli", "encode", "hi", "-t", "gpt2"], capture_output=True, text=True
     )
     assert out.returncode == 0 and out.stdout.split() == ["5303"]
+
+
+@pytest.mark.parametrize(
+    ("out", "flag", "fmt"),
+    [("tokenizer.json", None, "hf"), ("ranks.tiktoken", None, "tiktoken"), ("gpt2dir/", None, "gpt2"),
+     ("tokenizer.json", "tokenforge", "tokenforge"), ("custom.bin", "hf", "hf")],
+)
+def test_train_out_name_picks_the_format(tmp_path, capsys, out, flag, fmt):
+    from tokenforge.io import detect_format
+
+    src = tmp_path / "a.txt"
+    src.write_text("low lower lowest newer newest wider 1234 東京\n" * 30, encoding="utf-8")
+    target = str(tmp_path) + "/" + out  # (a Path would drop the trailing separator of "dir/")
+    argv = ["train", str(src), "--vocab-size", "300", "--pattern", "cl100k", "--out", target, "--workers", "1"]
+    code, _, err = run(capsys, *(argv + (["--format", flag] if flag else [])))
+    assert code == 0, err
+    assert detect_format(target) == fmt
+    kwargs = {"pattern": "cl100k"} if fmt == "tiktoken" else {}
+    tok = tokenforge.load(target, **kwargs)
+    text = "the newest lower 1234 東京"
+    if fmt == "hf":
+        hf = pytest.importorskip("tokenizers").Tokenizer.from_file(target)
+        assert hf.encode(text).ids == tok.encode(text)
+    assert len(tok.encode(text)) < len(text.encode())
+
+
+def test_train_wordpiece_out_tokenizer_json_is_hf(tmp_path, capsys):
+    src = tmp_path / "a.txt"
+    src.write_text("low lower lowest newer newest wider\n" * 30, encoding="utf-8")
+    target = tmp_path / "tokenizer.json"
+    code, _, err = run(capsys, "train", str(src), "--model", "wordpiece", "--vocab-size", "120", "--out", str(target),
+                       "--workers", "1")
+    assert code == 0, err
+    hf = pytest.importorskip("tokenizers").Tokenizer.from_file(str(target))
+    assert hf.encode("newer lowest").ids == tokenforge.load(target).encode("newer lowest")

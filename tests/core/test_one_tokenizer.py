@@ -128,10 +128,13 @@ def test_special_token_policy_is_the_same_everywhere(family):
         pytest.skip("no special tokens")
     special = max((s for s in tok.special_tokens if "unk" not in s.lower()), key=len)
     text = f"a {special} b"
+    guarded = {"raise": "all", "text": {special}}[tok.specials_in_text]  # what the default guards
     with pytest.raises(tokenforge.SpecialTokenError):
-        tok.encode(text)
+        tok.encode(text, disallowed_special=guarded)
     with pytest.raises(tokenforge.SpecialTokenError):
-        tok.encode_batch([text])
+        tok.encode_batch([text], disallowed_special=guarded)
+    if tok.specials_in_text == "text":  # SentencePiece files: never read from text by default
+        assert tok.encode(text, add_special_tokens=False) == tok.encode_ordinary(text)
     assert tok.special_tokens[special] in tok.encode(text, allowed_special="all")
     assert tok.special_tokens[special] not in tok.encode(text, disallowed_special=(), add_special_tokens=False)
     assert tok.encode_ordinary(text) == tok.encode(text, disallowed_special=(), add_special_tokens=False)

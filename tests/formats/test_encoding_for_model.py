@@ -30,5 +30,11 @@ def test_encoding_for_model_returns_the_shipped_encoding():
 def test_unknown_models_raise_with_a_hint():
     with pytest.raises(UnknownEncodingError, match="llama"):
         tokenforge.encoding_for_model("llama-7b")
-    with pytest.raises(UnknownEncodingError, match="o200k_harmony"):
-        tokenforge.encoding_for_model("gpt-oss-20b")
+    with pytest.raises(KeyError, match="llama"):  # as tiktoken raises
+        tokenforge.encoding_for_model("llama-7b")
+
+
+def test_every_model_tiktoken_knows_has_its_encoding():
+    for name in NAMES + ["gpt-oss-20b", "gpt-oss-120b"]:
+        assert tokenforge.encoding_for_model(name).name == tokenforge.encoding_name_for_model(name)
+    assert tokenforge.encoding_for_model("gpt-oss-20b").special_tokens["<|call|>"] == 200012

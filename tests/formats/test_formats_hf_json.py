@@ -104,3 +104,17 @@ def test_unknown_component_names_its_json_path(tmp_path):
     with pytest.raises(FileFormatError, match="normalizer") as info:
         tokenforge.load(path)
     assert "Frob" in str(info.value) and str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_hf_round_trip_keeps_the_native_scanner(tmp_path, name):
+    # HF's file holds the pattern in Oniguruma's spelling (cl100k's \p{N}{1,3}+ loses its +);
+    # loading it back must still find the named pattern and its native scanner.
+    tok = tokenforge.get_encoding(name)
+    path = tmp_path / "tokenizer.json"
+    tok.save(str(path), format="hf")
+    back = tokenforge.load(path)
+    assert back.pattern == tok.pattern
+    assert back._plan.describe() == tok._plan.describe()
+    text = "x 12345 1919 ab\n\n  cd"
+    assert back.encode(text) == tok.encode(text)

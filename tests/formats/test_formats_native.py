@@ -346,3 +346,28 @@ def test_pickle_keeps_custom_regex_and_missing_pre_tokenizer(varied_text):
         assert clone == tok
         assert clone.pattern == tok.pattern
         assert clone.encode(varied_text) == tok.encode(varied_text)
+
+
+def test_specials_in_text_survives_the_native_file_and_is_hashed(tmp_path):
+    from tokenforge.models.wordlevel import WordLevel
+
+    tok = tokenforge.Tokenizer(WordLevel({"<s>": 0, "a": 1, "<unk>": 2}, "<unk>"),
+                               special_tokens={"<s>": 0}, specials_in_text="text")
+    path = tmp_path / "t.json"
+    tok.save(str(path))
+    back = tokenforge.load(path)
+    assert back.specials_in_text == "text" and back.encode("<s>") == tok.encode("<s>")
+    assert tokenforge.load(_saved_default(tmp_path)).specials_in_text == "raise"
+    text = path.read_text().replace('"specials_in_text": "text"', '"specials_in_text": "raise"')
+    path.write_text(text)
+    with pytest.raises(FileFormatError, match="specials_in_text"):
+        tokenforge.load(path)
+
+
+def _saved_default(tmp_path):
+    from tokenforge.models.wordlevel import WordLevel
+
+    p = tmp_path / "d.json"
+    tokenforge.Tokenizer(WordLevel({"<s>": 0, "a": 1}, None), special_tokens={"<s>": 0}).save(str(p))
+    assert "specials_in_text" not in p.read_text()
+    return p

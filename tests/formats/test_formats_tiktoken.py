@@ -26,6 +26,7 @@ N_VOCAB = {
     "p50k_edit": 50284,
     "cl100k_base": 100277,
     "o200k_base": 200019,
+    "o200k_harmony": 201088,
 }
 SPECIALS = {
     "gpt2": {EOT: 50256},
@@ -41,6 +42,12 @@ SPECIALS = {
     },
     "o200k_base": {EOT: 199999, "<|endofprompt|>": 200018},
 }
+# gpt-oss: o200k_base's specials, the harmony control tokens, every other id up to 201087 reserved.
+SPECIALS["o200k_harmony"] = {
+    **SPECIALS["o200k_base"], "<|startoftext|>": 199998, "<|return|>": 200002, "<|constrain|>": 200003,
+    "<|channel|>": 200005, "<|start|>": 200006, "<|end|>": 200007, "<|message|>": 200008, "<|call|>": 200012,
+    **{f"<|reserved_{i}|>": i for i in (200000, 200001, 200004, 200009, 200010, 200011, *range(200013, 201088))},
+}
 SHA256 = {
     "r50k_base": "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
     "p50k_base": "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
@@ -55,6 +62,7 @@ HELLO_WORLD = {
     "p50k_edit": [31373, 995],
     "cl100k_base": [15339, 1917],
     "o200k_base": [24912, 2375],
+    "o200k_harmony": [24912, 2375],
 }
 LINE_RE = re.compile(rb"[A-Za-z0-9+/]+={0,2} (0|[1-9][0-9]*)")
 

@@ -83,9 +83,16 @@ def test_control_pieces_are_special_and_bos_is_added_by_code(shared_data):
     path = shared_data / "vocab" / "sentencepiece" / "mistral_v1_tokenizer.model"
     ref = spm.SentencePieceProcessor(model_file=str(path))
     plain = load_sentencepiece(path)
+    # sentencepiece never reads a control piece from text: "</s>" there is ordinary text.
+    assert plain.specials_in_text == "text" and plain.special_tokens == {"<s>": 1, "</s>": 2}
+    for text in ("a </s> b", "<s>", "<s><s></s>x"):
+        assert plain.encode(text) == plain.encode(text, disallowed_special=()) == ref.encode(text)
+        assert plain.encode_batch([text]) == [ref.encode(text)]
+    assert plain.encode("a </s>", allowed_special={"</s>"}) == ref.encode("a ") + [2]  # asked for by name
     with pytest.raises(SpecialTokenError, match="</s>"):
-        plain.encode("a </s> b")
-    assert plain.encode("a </s> b", disallowed_special=()) == ref.encode("a </s> b")
+        plain.encode("a </s> b", disallowed_special={"</s>"})  # guarded when asked
+    back = tokenforge.Tokenizer.from_dict(plain.to_dict())
+    assert back.specials_in_text == "text" and back.encode("a </s> b") == ref.encode("a </s> b")
     with_bos = load_sentencepiece(path, add_bos=True, add_eos=True)
     assert with_bos.encode("Hello") == ref.encode("Hello", add_bos=True, add_eos=True)
     assert with_bos.encode("Hello", add_special_tokens=False) == ref.encode("Hello")

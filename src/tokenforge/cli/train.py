@@ -22,6 +22,14 @@ def _training_input(args: argparse.Namespace) -> tuple[list[Path], str, list[tup
     return [lang.train for lang in langs], f"embedded corpus, {len(langs)} languages", heldout
 
 
+def _out_format(args: argparse.Namespace, out: str) -> str:
+    """``--format``, else what the output name asks for (``tokenizer.json``: HF, ``.tiktoken``:
+    ranks, ``.model``: SentencePiece, ``.txt``: BERT vocab, ``dir/``: GPT-2 files)."""
+    from ..formats import format_for_path
+
+    return args.format or format_for_path(out)
+
+
 def _train_pipeline(args: argparse.Namespace) -> int:
     """``train --model wordpiece|unigram|spm-bpe``: the pipeline families."""
     from .. import presets
@@ -34,23 +42,23 @@ def _train_pipeline(args: argparse.Namespace) -> int:
         specials = args.special if args.special is not None else list(presets.BERT_SPECIALS)
         # As HF's BertWordPieceTokenizer.train: the 1000 most frequent characters, pairs seen twice.
         tok = presets.train_wordpiece(files, special_tokens=specials, limit_alphabet=1000, min_frequency=2, **common)
-        if out == DEFAULT_OUT:
+        if out == DEFAULT_OUT and args.format is None:
             out = "vocab.txt"
-        tok.save(out, format="bert_vocab" if out.endswith(".txt") else "tokenforge")
+        tok.save(out, format=_out_format(args, out))
         label = "WordPiece (BERT)"
     else:
         specials = args.special if args.special is not None else ["<s>", "</s>"]
-        if out == DEFAULT_OUT:
+        if out == DEFAULT_OUT and args.format is None:
             out = "tokenizer.model"
         train = presets.train_unigram if args.model == "unigram" else presets.train_sentencepiece_bpe
         kwargs = dict(special_tokens=specials, **common)
         if args.byte_fallback is not None:
             kwargs["byte_fallback"] = args.byte_fallback
-        if out.endswith(".model"):
+        if _out_format(args, out) == "sentencepiece":
             tok = train(files, out=out, **kwargs)
         else:
             tok = train(files, **kwargs)
-            tok.save(out)
+            tok.save(out, format=_out_format(args, out))
         label = "Unigram (SentencePiece)" if args.model == "unigram" else "BPE (SentencePiece, byte fallback)"
     seconds = time.perf_counter() - t0
     vocab = tok.get_vocab()
@@ -107,7 +115,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     tok = trainer.train(files)
     seconds = time.perf_counter() - t0
     report = trainer.last_report
-    tok.save(args.out)
+    tok.save(args.out, format=_out_format(args, args.out))
     longest = sorted(tok.model.vocab.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:10]
     rows = []
     for label, text in heldout:
@@ -160,7 +168,12 @@ def register(sub: Any) -> None:
     t.add_argument("--special", action="append", default=None, metavar="TOKEN",
                    help="special token, repeatable (default: <|endoftext|>)")
     t.add_argument("--pattern", default="gpt2", help="split pattern: gpt2, cl100k, o200k, llama3, qwen, none, or a regex")
-    t.add_argument("--out", default=DEFAULT_OUT, help=f"output file (default {DEFAULT_OUT})")
+    t.add_argument("--out", default=DEFAULT_OUT,
+                   help=f"output file (default {DEFAULT_OUT}); its name picks the format: tokenizer.json (HF), "
+                        "*.tiktoken (rank file), *.model (SentencePiece), *.txt (BERT vocab.txt), DIR/ (GPT-2 "
+                        "vocab.json + merges.txt), anything else tokenforge's JSON")
+    t.add_argument("--format", default=None, choices=["tokenforge", "hf", "tiktoken", "gpt2", "sentencepiece", "bert_vocab"],
+                   help="write this format whatever the --out name")
     t.add_argument("--workers", type=int, default=None, help="counting processes (default: all cores)")
     t.add_argument("--engine", choices=["local", "ray"], default="local",
                    help="bpe: count pre-tokens in local processes or as Ray tasks (pip install 'tokenforge[ray]')")

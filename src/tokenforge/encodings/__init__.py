@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ..errors import FileFormatError, UnknownEncodingError
+from ..errors import FileFormatError, UnknownEncodingError, UnknownModelError
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -70,6 +70,63 @@ ENCODINGS: Mapping[str, EncodingSpec] = MappingProxyType(
     }
 )
 
+# gpt-oss's encoding: o200k_base with the harmony chat format's control tokens; every
+# id from 200013 up is a reserved token, so <|reserved_200018|> shares 200018 with
+# <|endofprompt|> (which decodes). As published in tiktoken's ``openai_public.py``.
+_HARMONY_SPECIALS: dict[str, int] = {
+    ENDOFTEXT: 199999,
+    ENDOFPROMPT: 200018,
+    "<|startoftext|>": 199998,
+    "<|reserved_200000|>": 200000,
+    "<|reserved_200001|>": 200001,
+    "<|return|>": 200002,
+    "<|constrain|>": 200003,
+    "<|reserved_200004|>": 200004,
+    "<|channel|>": 200005,
+    "<|start|>": 200006,
+    "<|end|>": 200007,
+    "<|message|>": 200008,
+    "<|reserved_200009|>": 200009,
+    "<|reserved_200010|>": 200010,
+    "<|reserved_200011|>": 200011,
+    "<|call|>": 200012,
+    **{f"<|reserved_{i}|>": i for i in range(200013, 201088)},
+}
+ENCODINGS = MappingProxyType(
+    {
+        **ENCODINGS,
+        "o200k_harmony": EncodingSpec(
+            "o200k_harmony", "o200k_base", ENCODINGS["o200k_base"].sha256, "o200k", _HARMONY_SPECIALS, 201088
+        ),
+    }
+)
+
+# Rank files that other projects publish and tokenforge does not ship: recognised by
+# their sha256 when loaded, so they get their split pattern and special tokens.
+# Meta's Llama 3 ``tokenizer.model`` (a tiktoken rank file of 128,000 ranks): its 256
+# specials follow the ranks, in the order of ``llama_models/llama3/tokenizer.py``.
+_LLAMA3_SPECIALS = [
+    "<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>", "<|reserved_special_token_1|>",
+    "<|finetune_right_pad_id|>", "<|step_id|>", "<|start_header_id|>", "<|end_header_id|>", "<|eom_id|>",
+    "<|eot_id|>", "<|python_tag|>",
+]
+_LLAMA3_SPECIALS += [f"<|reserved_special_token_{2 + i}|>" for i in range(256 - len(_LLAMA3_SPECIALS))]
+KNOWN_RANK_FILES: Mapping[str, EncodingSpec] = MappingProxyType(
+    {
+        spec.sha256: spec
+        for spec in [
+            EncodingSpec(
+                "llama3",
+                "tokenizer.model",
+                "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55",
+                "llama3",
+                {t: 128000 + i for i, t in enumerate(_LLAMA3_SPECIALS)},
+                128256,
+            ),
+        ]
+    }
+)
+
 _lock = threading.Lock()
 _loaded: dict[str, "Tokenizer"] = {}
 
@@ -80,11 +137,12 @@ def list_encodings() -> list[str]:
 
 
 def encoding_for_hash(sha256: str) -> EncodingSpec | None:
-    """The encoding whose rank file has this sha256 (the first name wins)."""
+    """The encoding whose rank file has this sha256 (the first name wins): a shipped one,
+    or a published rank file tokenforge recognises (Meta's Llama 3 ``tokenizer.model``)."""
     for spec in ENCODINGS.values():
         if spec.sha256 == sha256:
             return spec
-    return None
+    return KNOWN_RANK_FILES.get(sha256)
 
 
 def _data_file(name: str) -> Any:
@@ -184,7 +242,7 @@ def encoding_name_for_model(model_name: str) -> str:
     for prefix, name in MODEL_PREFIX_TO_ENCODING.items():
         if model_name.startswith(prefix):
             return name
-    raise UnknownEncodingError(
+    raise UnknownModelError(
         f"no known encoding for model {model_name!r}; use get_encoding() with one of {', '.join(ENCODINGS)}"
     )
 

@@ -27,7 +27,7 @@ FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "sentencepiece", "bert_vocab"
 #: Every format ``load`` reads.
 LOAD_FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "sentencepiece", "bert_vocab", "gguf")
 
-__all__ = ["FORMATS", "LOAD_FORMATS", "save", "to_hf_live"]
+__all__ = ["FORMATS", "LOAD_FORMATS", "format_for_path", "save", "to_hf_live"]
 
 
 def __getattr__(name: str) -> object:
@@ -39,6 +39,26 @@ def __getattr__(name: str) -> object:
         globals()[name] = to_hf_live
         return to_hf_live
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def format_for_path(path: str | os.PathLike) -> str:
+    """The format a file name asks for: ``tokenizer.json`` is HF's, ``*.tiktoken`` a rank
+    file, ``*.model`` a SentencePiece model, ``*.txt`` a BERT vocabulary, a folder (a path
+    ending in a separator or an existing directory) GPT-2's ``vocab.json`` + ``merges.txt``;
+    anything else tokenforge's own JSON."""
+    text = os.fspath(path)
+    name = os.path.basename(text.rstrip("/" + os.sep))
+    if text.endswith(("/", os.sep)) or os.path.isdir(text):
+        return "gpt2"
+    if name == "tokenizer.json" or name.endswith(".hf.json"):
+        return "hf"
+    if name.endswith(".tiktoken"):
+        return "tiktoken"
+    if name.endswith(".model"):
+        return "sentencepiece"
+    if name.endswith(".txt"):
+        return "bert_vocab"
+    return "tokenforge"
 
 
 def save(tokenizer: "Tokenizer", path: str | os.PathLike, format: str = "tokenforge") -> None:

@@ -29,17 +29,10 @@ if TYPE_CHECKING:
 
 
 def onig_pattern(pattern: str) -> str:
-    r"""``pattern`` as HF's regex engine (Oniguruma) reads it the same way.
+    """``pattern`` as HF's regex engine reads it the same way (see ``oniguruma_form``)."""
+    from ..pretokenizers import oniguruma_form
 
-    Oniguruma takes ``?+``, ``*+`` and ``++`` as possessive, like the ``regex``
-    module, but ``{m,n}+`` as the interval repeated once or more: cl100k's
-    ``\p{N}{1,3}+`` would cut ``1919`` as one piece. At the end of an
-    alternative a possessive interval matches as the greedy one, so it is
-    written plainly.
-    """
-    import regex
-
-    return regex.sub(r"(\{\d+(?:,\d*)?\})\+", r"\1", pattern)
+    return oniguruma_form(pattern)
 
 
 def tokenizer_to_hf_dict(tok: "Tokenizer") -> dict[str, Any]:

@@ -40,6 +40,8 @@ from ..errors import FileFormatError
 
 FORMAT_VERSION = 2
 PARTS = ("normalizer", "pre_tokenizer", "model", "post_processor", "decoder", "added_tokens")
+#: Parts written only when they differ from their default (files without them still load).
+OPTIONAL_PARTS = ("specials_in_text",)
 #: The parts of version 1 files: byte-level BPE, and ``"kind": "pipeline"`` files.
 V1_PARTS = ("pre_tokenizer", "model", "special_tokens", "decoder")
 V1_PIPELINE_PARTS = PARTS
@@ -89,7 +91,10 @@ def dumps(data: dict[str, Any]) -> str:
     parts = PARTS
     for part in parts:
         doc[part] = data[part]
-    doc["sha256"] = {part: part_hash(data[part]) for part in parts}
+    for part in OPTIONAL_PARTS:
+        if data.get(part) is not None:
+            doc[part] = data[part]
+    doc["sha256"] = {part: part_hash(doc[part]) for part in (*parts, *(p for p in OPTIONAL_PARTS if p in doc))}
     # One vocab entry and one merge per line: diffable, and still plain JSON.
     lines = ["{"]
     keys = list(doc)
@@ -143,7 +148,7 @@ def loads(text: str, path: object = "<native>") -> dict[str, Any]:
     hashes = doc.get("sha256")
     if not isinstance(hashes, dict):
         raise FileFormatError("missing field 'sha256'", path=path)
-    for part in _parts(doc):
+    for part in (*_parts(doc), *(p for p in OPTIONAL_PARTS if p in doc)):
         if part not in doc:
             raise FileFormatError(f"missing field {part!r}", path=path)
         if hashes.get(part) != part_hash(doc[part]):

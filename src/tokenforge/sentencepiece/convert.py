@@ -42,8 +42,9 @@ def tokenizer_from_proto(
     Encoding runs SentencePiece's normalizer (its precompiled charsmap,
     whitespace clean-up, dummy prefix and ``▁`` escaping, user-defined symbols
     kept whole), then the Unigram or BPE model over the escaped text. Control
-    pieces (``<s>``, ``</s>``, ...) are special tokens: they are never read from
-    text unless allowed, and ``add_bos``/``add_eos`` put them in by code.
+    pieces (``<s>``, ``</s>``, ...) are special tokens that text never produces:
+    ``"<s>"`` in the text is ordinary text, as in sentencepiece (unless the call
+    allows it with ``allowed_special``), and ``add_bos``/``add_eos`` put them in by code.
     Decoding drops control pieces, turns ``<unk>`` into ``" ⁇ "``, joins byte
     pieces into UTF-8 and ``▁`` back into spaces, as ``sentencepiece`` does.
     ``path`` only names the file in errors.
@@ -118,4 +119,5 @@ def tokenizer_from_proto(
         decoder=decoder,
         added_tokens=controls,
         name=name,
+        specials_in_text="text",  # sentencepiece never reads control pieces from text
     )

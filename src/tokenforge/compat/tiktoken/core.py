@@ -1,0 +1,5 @@
+"""``tiktoken.core``: the :class:`Encoding` class."""
+
+from . import Encoding
+
+__all__ = ["Encoding"]
