@@ -197,7 +197,7 @@ def train_unigram(
     substrings, EM with forward–backward counts, likelihood pruning).
 
     Lines are sentences: each is normalized with ``normalization`` (``nmt_nfkc``,
-    ``nmt_nfkc_cf`` or ``identity``), given a dummy-prefix ``▁``, and cut into
+    ``nmt_nfkc_cf``, ``nfkc``, ``nfkc_cf`` or ``identity``: sentencepiece's named rules), given a dummy-prefix ``▁``, and cut into
     ``▁``-words. ``out`` also writes a ``.model`` file that the ``sentencepiece``
     library loads with the same ids.
     """

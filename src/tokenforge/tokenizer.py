@@ -64,6 +64,7 @@ from .errors import (
 )
 from .models import Model, model_from_dict
 from .models.bpe import BPE, PieceBPE, _check_dropout
+from .models.unigram import Unigram
 from .normalizers import NormalizedText, Normalizer, normalizer_from_dict
 from .postprocessors import PostProcessor, post_processor_from_dict
 from .pretokenizers import WHITESPACE, Piece, PreTokenizer, RegexSplit, pre_tokenizer_from_dict
@@ -1138,6 +1139,8 @@ class Tokenizer:
         if disallowed:
             self._specials.check(text, disallowed)
         enc = Encoding()
+        unk_as_text = self._unk_shown_as_text()
+        by_starts = getattr(self._normalizer, "offsets_by_starts", False)
         for seg, tid, start, end in self._segments(text, allowed):
             if tid is not None:
                 enc._append(tid, seg, (start, end), 0, self._added_by_id[tid].special, 0)
@@ -1156,11 +1159,33 @@ class Tokenizer:
                                 self._added_by_id[tid].special, 0)
                     continue
                 for piece in self._pre_tokenize_pieces(part, start == 0 and ps == 0):
-                    for tid2, i, j in self._model.tokenize(piece.text):
+                    toks = self._model.tokenize(piece.text)
+                    for k, (tid2, i, j) in enumerate(toks):
                         ns, ne = piece.span(i, j)
-                        os_, oe = nt.original_span(ps + ns, ps + ne)
-                        enc._append(tid2, self.id_to_token(tid2), (start + os_, start + oe), 0, False, 0)
+                        if by_starts:
+                            os_ = nt.original_span(ps + ns, ps + ns)[0]
+                            ends_inside = k + 1 < len(toks) and toks[k + 1][1] < j  # a byte of a character
+                            oe = os_ if ends_inside else nt.original_span(ps + ne, ps + ne)[0]
+                        else:
+                            os_, oe = nt.original_span(ps + ns, ps + ne)
+                        # An unknown piece shows the text it stands for: the original text in
+                        # sentencepiece (its "surface"), the normalized text in HF's Unigram.
+                        if tid2 != unk_as_text:
+                            token = self.id_to_token(tid2)
+                        else:
+                            token = seg[os_:oe] if by_starts else piece.text[i:j]
+                        enc._append(tid2, token, (start + os_, start + oe), 0, False, 0)
         return enc
+
+    def _unk_shown_as_text(self) -> int | None:
+        """The unknown id, when its tokens show their source text (Unigram and SentencePiece
+        models do; HF's BPE and WordPiece show the unknown token)."""
+        model = self._model
+        if isinstance(model, PieceBPE) and not model.is_sentencepiece:
+            return None
+        if not isinstance(model, (PieceBPE, Unigram)):
+            return None
+        return getattr(model, "unk_id", None)
 
     def _pre_tokenize_pieces(self, norm: str, first: bool) -> list[Piece]:
         """Pieces (with spans into ``norm``) of normalized text."""

@@ -8,7 +8,7 @@ point into a pool of NUL-terminated replacement strings, laid out as
 reads it; two normalizers use it (sentencepiece's own,
 :class:`~tokenforge.sentencepiece.normalizer.SentencePieceNormalizer`, and HF's
 :class:`~tokenforge.normalizers.Precompiled`), so it lives in a module that
-depends on neither. The named rule sets (``nmt_nfkc``, ``nmt_nfkc_cf``) are
+depends on neither. The named rule sets (``nmt_nfkc``, ``nmt_nfkc_cf``, ``nfkc``, ``nfkc_cf``) are
 sentencepiece 0.2.3's built-in blobs, shipped in ``tokenforge/data/normalizers/``
 (Kudo & Richardson, 2018, describe the NFKC-based default).
 """
@@ -30,7 +30,7 @@ __all__ = ["NAMED_CHARSMAPS", "Charsmap", "decode_charsmap_field"]
 
 
 #: Rule sets shipped with tokenforge (sentencepiece 0.2.3's built-in charsmaps).
-NAMED_CHARSMAPS = ("nmt_nfkc", "nmt_nfkc_cf", "identity")
+NAMED_CHARSMAPS = ("nmt_nfkc", "nmt_nfkc_cf", "nfkc", "nfkc_cf", "identity")
 
 
 class Charsmap:
@@ -74,7 +74,7 @@ class Charsmap:
 
     @classmethod
     def named(cls, name: str) -> Charsmap:
-        """A shipped rule set: ``nmt_nfkc``, ``nmt_nfkc_cf`` or ``identity``."""
+        """A shipped rule set: ``nmt_nfkc``, ``nmt_nfkc_cf``, ``nfkc``, ``nfkc_cf`` or ``identity``."""
         return _named_charsmap(name)
 
     # darts-clone unit layout: label in bits 0-7 (+ bit 31), has_leaf bit 8,

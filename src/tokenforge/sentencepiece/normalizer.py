@@ -36,7 +36,7 @@ class SentencePieceNormalizer(Normalizer):
 
     ``rules`` is a charsmap blob (``normalizer_spec.precompiled_charsmap`` of
     a ``.model``), a :class:`Charsmap`, or a shipped rule-set name
-    (``"nmt_nfkc"``, ``"nmt_nfkc_cf"``, ``"identity"``). Then:
+    (``"nmt_nfkc"``, ``"nmt_nfkc_cf"``, ``"nfkc"``, ``"nfkc_cf"``, ``"identity"``). Then:
 
     - ``remove_extra_whitespaces``: drop leading and trailing spaces and
       collapse runs of spaces (after the rules, which map other white space
@@ -61,6 +61,11 @@ class SentencePieceNormalizer(Normalizer):
     """
 
     type_name = "SentencePiece"
+    #: Token offsets as sentencepiece reports them: a token spans from where its first
+    #: character starts to where the next one starts, so the dummy-prefix ``▁`` is empty,
+    #: and of the pieces of one expanded character (``ﬃ`` → ``f``, ``f``, ``i``) or of one
+    #: character's byte pieces only the last covers it.
+    offsets_by_starts = True
 
     def __init__(
         self,
