@@ -46,6 +46,7 @@ from .presets import (
 _LAZY: dict[str, str] = {
     "load": ".io",
     "save": ".io",
+    "convert": ".io",
     "BPE": ".models.bpe",
     "PieceBPE": ".models.bpe",
     "Unigram": ".models.unigram",
@@ -118,6 +119,7 @@ __all__ = [
     "get_encoding",
     "list_encodings",
     "load",
+    "convert",
     "open_tokens",
     "prepare",
     "save",

@@ -40,7 +40,7 @@ from .errors import FileFormatError, TokenizerFileNotFoundError
 from .formats import LOAD_FORMATS, save, to_hf_live
 from .tokenizer import Tokenizer
 
-__all__ = ["LOAD_FORMATS", "detect_format", "load", "save", "to_hf_live"]
+__all__ = ["LOAD_FORMATS", "convert", "detect_format", "load", "save", "to_hf_live"]
 
 
 def detect_format(path: str | os.PathLike) -> str:
@@ -252,3 +252,99 @@ def open_tokenizer(spec: "str | os.PathLike[str] | Tokenizer") -> Tokenizer:
 
         raise ArgumentTypeError(f"a tokenizer is a name, a path or a Tokenizer, not {type(spec).__name__}")
     return load(spec)
+
+
+def convert(
+    source: "str | os.PathLike[str] | Tokenizer",
+    dest: str | os.PathLike,
+    *,
+    to: str | None = None,
+    allow_lossy: bool = False,
+    sample: str | None = None,
+) -> dict:
+    """Write a tokenizer in another format and prove the ids survive.
+
+    ``source`` is anything :func:`open_tokenizer` takes; ``to`` is one of
+    ``tokenforge``, ``hf``, ``tiktoken``, ``gpt2``, ``sentencepiece``, ``bert_vocab``
+    (default: what ``dest``'s name asks for, see :func:`tokenforge.formats.format_for_path`).
+    The written file is loaded back and both tokenizers encode ``sample`` (default:
+    the held-out text of the embedded corpus, a dozen languages and code); if any ids
+    differ, the file is removed and :class:`FileFormatError` says where.
+
+    A conversion that cannot be exact raises, unless ``allow_lossy=True``: then a
+    SentencePiece ``.model`` becomes the ``tokenizer.json`` that ``transformers``'
+    converters would write (HF's ``Precompiled`` normalizer, ``Metaspace``, merges by
+    score), and the returned report says on how many sample lines the ids differ.
+
+    Returns ``{"source", "dest", "format", "exact", "lines", "lines_differing",
+    "tokens", "tokens_differing", "example", "notes"}``.
+    """
+    import json
+
+    from .formats import FORMATS, format_for_path
+
+    tok = open_tokenizer(source)
+    fmt = to or format_for_path(dest)
+    if fmt not in FORMATS:
+        raise FileFormatError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}", path=dest)
+    notes: list[str] = []
+    lossy_doc = None
+    try:
+        save(tok, dest, format=fmt)
+    except FileFormatError as error:
+        exc = str(error).removeprefix(f"{error.path}: ") if error.path is not None else str(error)
+        if not (allow_lossy and fmt == "hf"):
+            hint = " (pass allow_lossy=True, or --allow-lossy, to write the closest HF file)" if fmt == "hf" else ""
+            raise FileFormatError(f"cannot convert exactly: {exc}{hint}", path=dest) from None
+        from ._io import atomic_write
+        from .sentencepiece.convert import hf_approximation
+
+        lossy_doc = hf_approximation(tok)
+        target = os.path.join(dest, "tokenizer.json") if os.path.isdir(dest) else os.fspath(dest)
+        with atomic_write(target) as f:
+            f.write(json.dumps(lossy_doc, ensure_ascii=False, indent=2) + "\n")
+        notes.append(f"lossy: {exc}")
+    if lossy_doc is not None:
+        back = Tokenizer.from_dict(lossy_doc)
+    elif fmt == "tiktoken":
+        back = load(dest, pattern=tok.pattern, special_tokens=dict(tok.special_tokens))
+        if tok.special_tokens:
+            notes.append("a rank file holds no special tokens: pass special_tokens= when loading it")
+    else:
+        back = load(dest)
+    lines = (sample if sample is not None else _sample_text()).splitlines()
+    report = {"source": str(getattr(tok, "name", None) or source), "dest": os.fspath(dest), "format": fmt,
+              "exact": True, "lines": len(lines), "lines_differing": 0, "tokens": 0, "tokens_differing": 0,
+              "example": None, "notes": notes}
+    for line in lines:
+        a = tok.encode(line, disallowed_special=(), add_special_tokens=False)
+        b = back.encode(line, disallowed_special=(), add_special_tokens=False)
+        report["tokens"] += len(a)
+        if a != b:
+            report["lines_differing"] += 1
+            report["tokens_differing"] += sum(1 for x, y in zip(a, b) if x != y) + abs(len(a) - len(b))
+            if report["example"] is None:
+                report["example"] = {"text": line[:200], "ids": a[:40], "written_ids": b[:40]}
+    if report["lines_differing"]:
+        report["exact"] = False
+        if lossy_doc is None:
+            _remove(dest, fmt)
+            raise FileFormatError(
+                f"the written {fmt} file gives other ids on {report['lines_differing']} of {len(lines)} sample "
+                f"lines (first: {report['example']['text']!r}); it was removed", path=dest,
+            )
+    return report
+
+
+def _sample_text() -> str:
+    from .corpus import embedded_corpus
+
+    return "\n".join(lang.heldout_text() for lang in embedded_corpus())
+
+
+def _remove(path: str | os.PathLike, fmt: str) -> None:
+    """Remove the files a conversion wrote (only those: ``path`` may be a user's folder)."""
+    p = Path(path)
+    names = {"gpt2": ("vocab.json", "merges.txt"), "hf": ("tokenizer.json",)}.get(fmt, ())
+    for f in ([p / n for n in names] if p.is_dir() else [p]):
+        f.unlink(missing_ok=True)

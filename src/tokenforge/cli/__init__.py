@@ -9,6 +9,7 @@
     tokenforge count INPUTS... -t T [--workers N] [--engine local|ray] [--json]
     tokenforge decode [IDS...] [--tokenizer T] [--json]
     tokenforge info [--tokenizer T] [--json] [--accounting [--pad-to N] [--d-model D] [--untied]]
+    tokenforge convert IN OUT [--to tokenforge|hf|tiktoken|gpt2|sentencepiece|bert_vocab] [--allow-lossy] [--json]
     tokenforge compare TOKENIZERS... [--text FILES...] [--format table|markdown|csv|json] [--plot OUT.png]
     tokenforge explain [TEXT] [-t T] [--numbers] [--indent [N]] [--encodings ENC...] [--json]
     tokenforge offsets TEXT [-t T] [--json]
@@ -24,7 +25,8 @@ text. ``--tokenizer`` takes a named encoding (``cl100k_base``, ``gpt2``, ...)
 or a tokenizer file. Errors print one line to stderr and exit with status 1.
 
 The commands live in one module per group: :mod:`.train`, :mod:`.encode`
-(encode, decode, offsets), :mod:`.prepare` (prepare, count), :mod:`.info` (info, accounting) and :mod:`.analysis`
+(encode, decode, offsets), :mod:`.prepare` (prepare, count), :mod:`.info` (info, accounting),
+:mod:`.convert` (convert) and :mod:`.analysis`
 (compare, explain, glitch, heal, extend, bpb, chat); :mod:`._common` opens a
 tokenizer by name or path and prints JSON and errors. The CLI only parses
 arguments, calls the library and prints; :mod:`tokenforge.analysis` never
@@ -39,7 +41,7 @@ from typing import Sequence
 
 from .. import __version__
 from ..errors import TokenforgeError
-from . import analysis, encode, info, prepare, train
+from . import analysis, convert, encode, info, prepare, train
 from ._common import DEFAULT_OUT, DEFAULT_TOKENIZER, print_error
 
 __all__ = ["DEFAULT_OUT", "DEFAULT_TOKENIZER", "build_parser", "main"]
@@ -54,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     encode.register(sub)  # encode, decode
     prepare.register(sub)  # prepare, count
     info.register(sub)  # info [--accounting --pad-to N --d-model D --untied]
+    convert.register(sub)  # convert IN OUT [--to FORMAT] [--allow-lossy]
     analysis.register_compare(sub)
     analysis.register_explain(sub)
     analysis.register_glitch(sub)
