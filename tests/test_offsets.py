@@ -271,3 +271,29 @@ def test_spans_serialize_and_docstrings_hold():
     assert [d["id"] for d in data] == [s.id for s in spans]
     result = doctest.testmod(tokenforge.analysis.offsets)
     assert result.failed == 0 and result.attempted > 0
+
+
+@pytest.mark.parametrize("trim", [True, False])
+@pytest.mark.parametrize("prefix", [True, False])
+@pytest.mark.parametrize("kind", ["ByteLevel", "RobertaProcessing", "Sequence"])
+def test_trim_offsets_of_byte_level_post_processors_match_hf(shared_data, trim, prefix, kind):
+    import json
+
+    tokenizers = pytest.importorskip("tokenizers")
+    base = json.loads((shared_data / "vocab" / "hf" / "gpt2_tokenizer.json").read_text())
+    byte_level = {"type": "ByteLevel", "add_prefix_space": prefix, "trim_offsets": trim, "use_regex": True}
+    roberta = {"type": "RobertaProcessing", "sep": ["<|endoftext|>", 50256], "cls": ["<|endoftext|>", 50256],
+               "add_prefix_space": prefix, "trim_offsets": trim}
+    post = {"ByteLevel": byte_level, "RobertaProcessing": roberta,
+            "Sequence": {"type": "Sequence", "processors": [byte_level, {"type": "TemplateProcessing",
+                         "single": [{"Sequence": {"id": "A", "type_id": 0}}],
+                         "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+                         "special_tokens": {}}]}}[kind]
+    doc = {**base, "post_processor": post}
+    hf = tokenizers.Tokenizer.from_str(json.dumps(doc))
+    tok = tokenforge.Tokenizer.from_dict(doc)
+    for text in ["Hello world", "  two  spaces  ", " lead", "a\n\nb  c", "日本 語", "<|endoftext|> x"]:
+        for pair in (None, " pair b "):
+            want = hf.encode(text, pair)
+            got = tok.encode_full(text, pair, allowed_special="all")
+            assert (got.ids, got.offsets) == (want.ids, want.offsets), (text, pair)

@@ -50,7 +50,7 @@ from typing import Any, ClassVar
 
 from .errors import EncodeInputError, SpecialTokenError
 
-__all__ = ["ChatML", "ChatTemplate", "Control", "Llama3"]
+__all__ = ["ChatML", "ChatTemplate", "Control", "JinjaTemplate", "Llama3"]
 
 Message = Mapping[str, Any]
 
@@ -190,3 +190,229 @@ class Llama3(ChatTemplate):
         if add_generation_prompt:
             out += [Control("<|start_header_id|>"), "assistant", Control("<|end_header_id|>"), "\n\n"]
         return out
+
+
+# ---------------------------------------------------------------------------
+# Jinja templates (transformers' chat_template), with the same injection rule.
+#
+# A Jinja template renders one string, and the message text sits inside it. To
+# know which characters came from messages, every string in the messages is
+# handed to the template as a ``_Text``: a ``str`` that prints itself between
+# two marker characters (private-use code points that occur nowhere in the
+# input), and whose string methods (strip, split, replace, slicing, ...) return
+# marked strings again. The rendered string is then cut at the markers: marked
+# runs are message text (encoded with special matching off), the rest is the
+# template's own text, where special-token strings are control tokens.
+#
+# A template that moves message text out of the markers (``tojson`` of a
+# message, say) could still leak it; so the template is rendered a second time
+# with every special-token string removed from the messages, and the control
+# tokens of the two renders must be the same, else the render is refused.
+
+_MARKS = ("\ue000\ue001", "\uf8fe\uf8ff", "\U000f0000\U000f0001", "\U00100000\U00100001")
+
+
+class _Text(str):
+    """A message string as a template sees it (see above)."""
+
+    __slots__ = ()
+    left = "\ue000"
+    right = "\ue001"
+
+    def __str__(self) -> str:
+        return f"{self.left}{str.__str__(self)}{self.right}"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __html__(self) -> str:
+        return str(self)
+
+    def _wrap(self, value):
+        if type(value) is str:
+            return type(self)(value)
+        if isinstance(value, list):
+            return [self._wrap(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self._wrap(v) for v in value)
+        return value
+
+    def __add__(self, other):
+        return str(self) + (str(other) if isinstance(other, _Text) else other)
+
+    def __radd__(self, other):
+        return other + str(self)
+
+    def __mod__(self, other):
+        return str(self) % other
+
+    def __mul__(self, n):
+        return self._wrap(str.__str__(self) * n)
+
+    def __getitem__(self, key):
+        return self._wrap(str.__getitem__(self, key))
+
+    def __iter__(self):
+        return (type(self)(c) for c in str.__str__(self))
+
+
+def _text_method(name: str):
+    base = getattr(str, name)
+
+    def method(self, *args, **kwargs):
+        return self._wrap(base(self, *args, **kwargs))
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "casefold", "replace", "split",
+              "rsplit", "splitlines", "partition", "rpartition", "removeprefix", "removesuffix", "center", "ljust",
+              "rjust", "zfill", "expandtabs", "swapcase"):
+    setattr(_Text, _name, _text_method(_name))
+
+
+class JinjaTemplate(ChatTemplate):
+    """A ``transformers`` chat template (Jinja) rendered with the injection rule above."""
+
+    name = "Jinja"
+
+    def __init__(self, tokenizer: Any, source: str, *, tools: Any = None, documents: Any = None, **kwargs: Any) -> None:
+        if not isinstance(source, str):
+            raise EncodeInputError(f"a chat template is a Jinja string, got {type(source).__name__}")
+        try:
+            import jinja2
+            from jinja2.sandbox import ImmutableSandboxedEnvironment
+        except ImportError:
+            from .errors import MissingDependencyError
+
+            raise MissingDependencyError(
+                "Jinja chat templates need jinja2: pip install 'tokenforge[chat]' (or pip install jinja2)"
+            ) from None
+        self._tok = tokenizer
+        self._ids = dict(tokenizer.special_tokens)
+        self._source = source
+        self._jinja = jinja2
+        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
+
+        def raise_exception(message):
+            raise jinja2.exceptions.TemplateError(message)
+
+        def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+            import json
+
+            return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+        def strftime_now(fmt):
+            from datetime import datetime
+
+            return datetime.now().strftime(fmt)
+
+        env.filters["tojson"] = tojson
+        env.globals["raise_exception"] = raise_exception
+        env.globals["strftime_now"] = strftime_now
+        try:
+            self._template = env.from_string(source)
+        except jinja2.exceptions.TemplateSyntaxError as exc:
+            raise EncodeInputError(f"the chat template is not valid Jinja: {exc.message} (line {exc.lineno})") from None
+        names = {k: v for k, v in tokenizer.config.items() if k.endswith("_token") and isinstance(v, str)}
+        self._context = {**names, "tools": tools, "documents": documents, **kwargs}
+
+    def parts(self, messages: Sequence[Message], add_generation_prompt: bool = False) -> list[Part]:
+        if isinstance(messages, (str, Mapping)):
+            raise EncodeInputError("messages must be a list of {'role': ..., 'content': ...} mappings")
+        marks = self._marks(messages)
+        rendered = self._render(messages, add_generation_prompt, marks)
+        parts = self._cut(rendered, marks)
+        specials = list(self._ids)
+        if specials:
+            # The same render with no special-token string in any message must put the same
+            # control tokens: otherwise message text reached the template's own text.
+            clean = self._render(_without(messages, specials), add_generation_prompt, marks)
+            if [p for p in self._cut(clean, marks) if isinstance(p, Control)] != [p for p in parts if isinstance(p, Control)]:
+                raise SpecialTokenError(
+                    "the chat template moves message text out of the text it writes (e.g. through tojson), so "
+                    "control tokens could come from a message; refusing to render it"
+                )
+        return parts
+
+    def _marks(self, messages: Any) -> tuple[str, str]:
+        seen = self._source + repr(messages) + repr(self._context)
+        for left, right in _MARKS:
+            if left not in seen and right not in seen:
+                return left, right
+        raise EncodeInputError("the messages use every private-use marker tokenforge needs to track their text")
+
+    def _render(self, messages: Any, add_generation_prompt: bool, marks: tuple[str, str]) -> str:
+        text_type = type("_MarkedText", (_Text,), {"__slots__": (), "left": marks[0], "right": marks[1]})
+        try:
+            return self._template.render(
+                messages=_wrap(messages, text_type), add_generation_prompt=add_generation_prompt,
+                **{k: _wrap(v, text_type) if k == "documents" else v for k, v in self._context.items()},
+            )
+        except self._jinja.exceptions.TemplateError as exc:
+            raise EncodeInputError(f"the chat template failed: {exc}") from None
+
+    def _cut(self, rendered: str, marks: tuple[str, str]) -> list[Part]:
+        left, right = marks
+        out: list[Part] = []
+        depth = 0
+        literal: list[str] = []
+        for piece in _split_marks(rendered, left, right):
+            if piece == left:
+                if depth == 0 and literal:
+                    out += self._controls("".join(literal))
+                    literal = []
+                depth += 1
+            elif piece == right:
+                depth = max(depth - 1, 0)
+            elif depth:
+                out.append(piece)  # message text: never a control token
+            else:
+                literal.append(piece)
+        if literal:
+            out += self._controls("".join(literal))
+        return out
+
+    def _controls(self, text: str) -> list[Part]:
+        """The template's own text: special-token strings are control tokens."""
+        out: list[Part] = []
+        for seg, tid in self._tok._specials.split(text, self._tok._specials.all):
+            out.append(Control(seg) if tid is not None else seg)
+        return out
+
+
+def _split_marks(text: str, left: str, right: str) -> list[str]:
+    out: list[str] = []
+    start = 0
+    for i, c in enumerate(text):
+        if c == left or c == right:
+            if i > start:
+                out.append(text[start:i])
+            out.append(c)
+            start = i + 1
+    if start < len(text):
+        out.append(text[start:])
+    return out
+
+
+def _wrap(value: Any, text_type: type) -> Any:
+    if isinstance(value, str):
+        return text_type(value)
+    if isinstance(value, Mapping):
+        return {k: _wrap(v, text_type) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_wrap(v, text_type) for v in value]
+    return value
+
+
+def _without(value: Any, specials: list[str]) -> Any:
+    if isinstance(value, str):
+        for s in sorted(specials, key=len, reverse=True):
+            value = value.replace(s, "")
+        return value
+    if isinstance(value, Mapping):
+        return {k: _without(v, specials) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without(v, specials) for v in value]
+    return value

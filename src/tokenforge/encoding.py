@@ -56,10 +56,14 @@ class Encoding:
     type_ids: list[int] = field(default_factory=list)
     special_tokens_mask: list[int] = field(default_factory=list)
     sequence_ids: list[int | None] = field(default_factory=list)
+    #: 1 for real tokens, 0 for padding (all ones when not given).
+    attention_mask: list[int] = field(default_factory=list)
+    #: The parts truncation cut off (HF's ``overflowing``), each post-processed and padded alike.
+    overflowing: list["Encoding"] = field(default_factory=list)
 
-    @property
-    def attention_mask(self) -> list[int]:
-        return [1] * len(self.ids)
+    def __post_init__(self) -> None:
+        if len(self.attention_mask) != len(self.ids):
+            self.attention_mask = [1] * len(self.ids)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -71,6 +75,7 @@ class Encoding:
         self.type_ids.append(type_id)
         self.special_tokens_mask.append(1 if special else 0)
         self.sequence_ids.append(seq)
+        self.attention_mask.append(1)
 
     def _extend(self, other: "Encoding", type_id: int, seq: int) -> None:
         self.ids.extend(other.ids)
@@ -79,6 +84,7 @@ class Encoding:
         self.type_ids.extend([type_id] * len(other.ids))
         self.special_tokens_mask.extend(other.special_tokens_mask)
         self.sequence_ids.extend([seq] * len(other.ids))
+        self.attention_mask.extend(other.attention_mask)
 
 
 @dataclass(frozen=True)
@@ -179,6 +185,21 @@ def token_spans(enc: Encoding, text: str, token_bytes: Callable[[str], bytes | N
             s, e = enc.offsets[k]
             spans.append((s, e))
             last = e
+    # sentencepiece reports the byte pieces of one character as empty spans followed by one
+    # that covers it: here they all cover it, so they are grouped (partial, exact bytes) below.
+    k = 0
+    while k < n:
+        s0, e0 = spans[k]
+        if added[k] or s0 != e0 or token_bytes(enc.tokens[k]) is None:
+            k += 1
+            continue
+        j = k
+        while j < n and not added[j] and spans[j] == (s0, s0) and token_bytes(enc.tokens[j]) is not None:
+            j += 1
+        if j < n and not added[j] and spans[j][0] == s0 and spans[j][1] > s0 and token_bytes(enc.tokens[j]) is not None:
+            for g in range(k, j):
+                spans[g] = spans[j]
+        k = j + 1
     real = [k for k in range(n) if not added[k] and spans[k][0] < spans[k][1]]
     partial = [False] * n
     byte_spans = [(starts[s], starts[e]) for s, e in spans]

@@ -201,6 +201,12 @@ def _load_pipeline(p: Path, fmt: str, name: str | None, lowercase: bool | None):
             raise FileFormatError(f"not valid JSON ({getattr(exc, 'msg', exc)})", path=f, line=line) from None
         if not isinstance(data, dict):
             raise FileFormatError(f"a tokenizer.json holds a JSON object, not {type(data).__name__}", path=f)
+        if p.is_dir():  # a transformers folder: its settings (special-token names, chat template) too
+            from .formats.hf_json import read_transformers_config
+
+            config = read_transformers_config(p)
+            if config:
+                data = {**data, "config": {**(data.get("config") or {}), **config}}
         try:
             return Tokenizer.from_dict(data, name=name or f.parent.name)
         except FileFormatError as exc:

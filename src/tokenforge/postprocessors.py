@@ -225,6 +225,12 @@ class RobertaProcessing(PostProcessor):
         self.trim_offsets = bool(trim_offsets)
         self.add_prefix_space = bool(add_prefix_space)
 
+    def process(self, a: Encoding, b: Encoding | None = None, add_special_tokens: bool = True) -> Encoding:
+        if self.trim_offsets:
+            a = trim_byte_level_offsets(a, self.add_prefix_space)
+            b = None if b is None else trim_byte_level_offsets(b, self.add_prefix_space)
+        return super().process(a, b, add_special_tokens)
+
     def _template(self, pair: bool) -> list[tuple[Any, int]]:
         cls = ([self.cls[1]], [self.cls[0]])
         sep = ([self.sep[1]], [self.sep[0]])
@@ -245,13 +251,53 @@ class RobertaProcessing(PostProcessor):
         )
 
 
+def trim_byte_level_offsets(enc: Encoding, add_prefix_space: bool) -> Encoding:
+    """``enc`` with each token's offsets shrunk past its leading and trailing spaces
+    (``Ġ`` or white space in the token string), as HF's ``ByteLevel`` and
+    ``RobertaProcessing`` do with ``trim_offsets``: ``"Ġworld"`` at (5, 11) becomes
+    (6, 11). The one space ``add_prefix_space`` put before the first token is kept."""
+    offsets = []
+    for i, (token, (start, end)) in enumerate(zip(enc.tokens, enc.offsets)):
+        lead = _count_spaces(token)
+        trail = _count_spaces(reversed(token))
+        if lead and (i == 0 or start == 0) and add_prefix_space and lead == 1:
+            lead = 0
+        if lead:
+            start = min(start + lead, end)
+        if trail and end >= trail:
+            end = max(end - trail, start)
+        offsets.append((start, end))
+    out = Encoding(list(enc.ids), list(enc.tokens), offsets, list(enc.type_ids), list(enc.special_tokens_mask),
+                   list(enc.sequence_ids), list(enc.attention_mask))
+    out.overflowing = [trim_byte_level_offsets(o, add_prefix_space) for o in enc.overflowing]
+    return out
+
+
+def _count_spaces(chars) -> int:
+    n = 0
+    for c in chars:
+        # GPT-2's stand-in for the space byte, or Unicode White_Space (\x1c-\x1f are not).
+        if c == "\u0120" or (c.isspace() and c not in "\x1c\x1d\x1e\x1f"):
+            n += 1
+        else:
+            break
+    return n
+
+
 class ByteLevel(PostProcessor):
-    """GPT-2's post-processor: adds nothing (it only trims offsets in HF)."""
+    """GPT-2's post-processor: adds nothing; with ``trim_offsets`` it moves each token's
+    offsets past the spaces it holds (see :func:`trim_byte_level_offsets`)."""
 
     type_name = "ByteLevel"
 
     def __init__(self, trim_offsets: bool = True, add_prefix_space: bool = True, use_regex: bool = True) -> None:
         self.trim_offsets, self.add_prefix_space, self.use_regex = bool(trim_offsets), bool(add_prefix_space), bool(use_regex)
+
+    def process(self, a: Encoding, b: Encoding | None = None, add_special_tokens: bool = True) -> Encoding:
+        if self.trim_offsets:
+            a = trim_byte_level_offsets(a, self.add_prefix_space)
+            b = None if b is None else trim_byte_level_offsets(b, self.add_prefix_space)
+        return super().process(a, b, add_special_tokens)
 
     def _template(self, pair: bool) -> list[tuple[Any, int]]:
         return [("A", 0)] + ([("B", 1)] if pair else [])
@@ -274,6 +320,13 @@ class Sequence(PostProcessor):
         adding = [p for p in self.processors if not isinstance(p, ByteLevel)]
         if len(adding) > 1:
             raise FileFormatError("a post-processor Sequence may hold only one template that adds tokens")
+
+    def process(self, a: Encoding, b: Encoding | None = None, add_special_tokens: bool = True) -> Encoding:
+        for p in self.processors:
+            if isinstance(p, (ByteLevel, RobertaProcessing)) and p.trim_offsets:
+                a = trim_byte_level_offsets(a, p.add_prefix_space)
+                b = None if b is None else trim_byte_level_offsets(b, p.add_prefix_space)
+        return super().process(a, b, add_special_tokens)
 
     def _template(self, pair: bool) -> list[tuple[Any, int]]:
         for p in self.processors:

@@ -39,9 +39,11 @@ which never changes a result.
 from __future__ import annotations
 
 import functools
+import os
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import regex
@@ -68,6 +70,7 @@ from .models.unigram import Unigram
 from .normalizers import NormalizedText, Normalizer, normalizer_from_dict
 from .postprocessors import PostProcessor, post_processor_from_dict
 from .pretokenizers import WHITESPACE, Piece, PreTokenizer, RegexSplit, pre_tokenizer_from_dict
+from .padding import Padding, Truncation, pad_encodings, pad_ids, truncate_encodings, truncate_ids
 from .specials import SpecialPolicy, SpecialTokens, cached_special_regex, contains_any
 
 #: ``encode_iterable`` keeps this many trailing pieces back until more text arrives.
@@ -158,7 +161,8 @@ class Tokenizer:
     __slots__ = (
         "_model", "_normalizer", "_pre", "_post", "_decoder", "_added", "_added_by_id", "_specials",
         "_name", "_matchers", "_plan", "_has_normalized", "_backend", "_max_id", "_plain", "_plan_encode",
-        "_byte_level", "_fast_decode", "_len", "_sorted_token_bytes", "__weakref__",
+        "_byte_level", "_fast_decode", "_len", "_sorted_token_bytes", "_truncation", "_padding", "_ids_as_encoded", "_config",
+        "__weakref__",
     )
 
     def __init__(
@@ -174,6 +178,9 @@ class Tokenizer:
         name: str | None = None,
         backend: str = "auto",
         specials_in_text: str = "raise",
+        truncation: Truncation | Mapping[str, Any] | None = None,
+        padding: Padding | Mapping[str, Any] | None = None,
+        config: Mapping[str, Any] | None = None,
     ) -> None:
         if not isinstance(model, Model):
             raise EncodeInputError(
@@ -260,6 +267,13 @@ class Tokenizer:
         )
         self._fast_decode = self._plan.decode_bytes if self._byte_level else None
         self._sorted_token_bytes: list[bytes] | None = None
+        self._truncation = truncation if truncation is None or isinstance(truncation, Truncation) else Truncation.from_dict(truncation)
+        self._padding = padding if padding is None or isinstance(padding, Padding) else Padding.from_dict(padding)
+        # The plan's ids are the answer: no post-processor, truncation or padding to apply.
+        self._ids_as_encoded = post_processor is None and self._truncation is None and self._padding is None
+        if config is not None and not isinstance(config, Mapping):
+            raise FileFormatError(f"config must be an object (transformers' tokenizer settings), got {config!r}")
+        self._config = MappingProxyType(dict(config or {}))
 
     # ------------------------------------------------------------------ info
     @property
@@ -321,6 +335,134 @@ class Tokenizer:
     def special_tokens(self) -> Mapping[str, int]:
         """``{string: id}`` of the special tokens (read-only)."""
         return self._specials.ids
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        """The settings a ``transformers`` folder carries beside ``tokenizer.json``
+        (``tokenizer_config.json``): the names of ``bos_token``, ``eos_token``, ``unk_token``,
+        ``pad_token``..., ``model_max_length``, ``chat_template``. Read-only; empty when
+        the tokenizer has none. :meth:`with_config` gives a tokenizer with other settings."""
+        return self._config
+
+    def with_config(self, **settings: Any) -> "Tokenizer":
+        """This tokenizer with ``settings`` merged into :attr:`config` (``None`` removes one).
+
+        >>> import tokenforge
+        >>> tok = tokenforge.get_encoding("gpt2").with_config(eos_token="<|endoftext|>", model_max_length=1024)
+        >>> tok.config["model_max_length"]
+        1024
+        """
+        merged = {**self._config, **settings}
+        return self._replace(_config=MappingProxyType({k: v for k, v in merged.items() if v is not None}))
+
+    @property
+    def chat_template(self) -> str | None:
+        """The Jinja chat template of :attr:`config` (a named set's ``default``), or ``None``."""
+        t = self._config.get("chat_template")
+        if isinstance(t, list):  # transformers' named templates: [{"name": ..., "template": ...}]
+            named = {d.get("name"): d.get("template") for d in t if isinstance(d, Mapping)}
+            t = named.get("default")
+        return t if isinstance(t, str) else None
+
+    def apply_chat_template(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        add_generation_prompt: bool = False,
+        tokenize: bool = True,
+        chat_template: str | None = None,
+        tools: Sequence[Any] | None = None,
+        documents: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> list[int] | str:
+        """Render ``messages`` with a Jinja chat template (``transformers``' format), safely.
+
+        The template (``chat_template=`` or the one in :attr:`config`) runs in a sandboxed
+        ``jinja2`` environment with what ``transformers`` gives it (``messages``,
+        ``add_generation_prompt``, ``tools``, ``documents``, the special-token names,
+        ``raise_exception``, ``tojson``, ``strftime_now``). Unlike encoding the rendered
+        string, message text never becomes a control token: the control tokens the
+        template writes are inserted by id, and every message's text is encoded with
+        special-token matching off. ``tokenize=False`` returns the rendered string, for
+        reading only. Needs ``jinja2`` (``pip install 'tokenforge[chat]'``).
+        """
+        from .chat import JinjaTemplate
+
+        source = chat_template if chat_template is not None else self.chat_template
+        if source is None:
+            raise InvalidArgumentError(
+                "this tokenizer has no chat template: pass chat_template=, or load a transformers folder "
+                "whose tokenizer_config.json has one"
+            )
+        template = JinjaTemplate(self, source, tools=tools, documents=documents, **kwargs)
+        if tokenize:
+            return template.render(messages, add_generation_prompt=add_generation_prompt)
+        return template.render_text(messages, add_generation_prompt=add_generation_prompt)
+
+    def save_pretrained(self, directory: str | os.PathLike) -> None:
+        """Write a ``transformers`` folder: ``tokenizer.json``, ``tokenizer_config.json`` and
+        ``special_tokens_map.json``, so that ``AutoTokenizer.from_pretrained(directory)``
+        gives the same ids (the same as ``save(directory, format="transformers")``)."""
+        from .formats import save
+
+        save(self, directory, format="transformers")
+
+    @property
+    def truncation(self) -> Truncation | None:
+        """How encodings are truncated (HF's ``truncation``), or ``None``."""
+        return self._truncation
+
+    @property
+    def padding(self) -> Padding | None:
+        """How encodings are padded (HF's ``padding``), or ``None``."""
+        return self._padding
+
+    def with_truncation(
+        self, max_length: int | None, *, stride: int = 0, strategy: str = "longest_first", direction: str = "right"
+    ) -> "Tokenizer":
+        """This tokenizer, truncating every encoding to ``max_length`` ids as HF does (``None``:
+        no truncation). Tokenizers are immutable, so this returns a new one (sharing the
+        vocabulary tables). ``strategy``: ``longest_first``, ``only_first``, ``only_second``."""
+        t = None if max_length is None else Truncation(max_length, stride, strategy, direction)
+        if t is not None and stride:
+            effective = max_length - (self._post.added_tokens(False) if self._post is not None else 0)
+            if 0 <= effective < stride:  # the check HF's enable_truncation makes
+                raise InvalidArgumentError(
+                    f"truncation stride {stride} is longer than the effective max length {effective} "
+                    f"({max_length} less the ids the post-processor adds)"
+                )
+        return self._replace(_truncation=t)
+
+    def with_padding(
+        self, *, length: int | None = None, direction: str = "right", pad_to_multiple_of: int | None = None,
+        pad_id: int | None = None, pad_type_id: int = 0, pad_token: str | None = None,
+    ) -> "Tokenizer":
+        """This tokenizer, padding encodings to ``length`` (``None``: the longest of the batch)
+        as HF does. ``pad_token`` defaults to ``[PAD]`` or ``<pad>`` when the vocabulary has
+        it, ``pad_id`` to that token's id."""
+        if pad_token is None:
+            pad_token = next((t for t in ("[PAD]", "<pad>", "<|pad|>") if self._has_token(t)), "[PAD]")
+        if pad_id is None:
+            pad_id = self.token_to_id(pad_token) if self._has_token(pad_token) else 0
+        return self._replace(_padding=Padding(length, direction, pad_to_multiple_of, pad_id, pad_type_id, pad_token))
+
+    def without_padding(self) -> "Tokenizer":
+        return self._replace(_padding=None)
+
+    def _has_token(self, token: str) -> bool:
+        try:
+            self.token_to_id(token)
+            return True
+        except (UnknownTokenError, EncodeInputError):
+            return False
+
+    def _replace(self, **slots: Any) -> "Tokenizer":
+        new = object.__new__(type(self))
+        for slot in Tokenizer.__slots__:
+            if slot != "__weakref__":
+                object.__setattr__(new, slot, slots[slot] if slot in slots else getattr(self, slot))
+        new._ids_as_encoded = new._post is None and new._truncation is None and new._padding is None
+        return new
 
     @property
     def specials_in_text(self) -> str:
@@ -518,13 +660,22 @@ class Tokenizer:
                 ids = self._plan_encode(text) if text else []
             except UnicodeEncodeError:  # lone surrogates: replaced by U+FFFD, as tiktoken does
                 ids = self._plan_encode(_fix_surrogates(text))
-            return ids if self._post is None else self._post.process_ids(ids, None, add_special_tokens)
+            return ids if self._ids_as_encoded else self._finish_ids(ids, None, add_special_tokens)
         model_kwargs = self._sampling_kwargs(dropout, sample, alpha, nbest_size, seed)
         ids_a = self._encode_ids(text, allowed, disallowed, model_kwargs)
         ids_b = None if pair is None else self._encode_ids(pair, allowed, disallowed, model_kwargs)
-        if self._post is None:
-            return ids_a if ids_b is None else ids_a + ids_b
-        return self._post.process_ids(ids_a, ids_b, add_special_tokens)
+        return self._finish_ids(ids_a, ids_b, add_special_tokens)
+
+    def _finish_ids(self, a: list[int], b: list[int] | None, add_special_tokens: bool) -> list[int]:
+        """Truncation, the post-processor and padding, in HF's order, on ids."""
+        if self._truncation is not None:
+            n_added = self._post.added_tokens(b is not None) if self._post is not None and add_special_tokens else 0
+            a, b = truncate_ids(a, b, self._truncation, n_added)
+        if self._post is not None:
+            ids = self._post.process_ids(a, b, add_special_tokens)
+        else:
+            ids = a if b is None else a + b
+        return ids if self._padding is None else pad_ids([ids], self._padding)[0]
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Ids of ``text`` with special-token strings read as text and no post-processing.
@@ -711,16 +862,17 @@ class Tokenizer:
                 out = self._plan.encode_batch(texts, n)
             except UnicodeEncodeError:
                 out = self._plan.encode_batch([_fix_surrogates(t) for t in texts], n)
-            if self._post is not None:
-                out = [self._post.process_ids(ids, None, add_special_tokens) for ids in out]
-            return out
-        return [
-            self.encode(t[0], t[1], allowed_special=allowed, disallowed_special=disallowed,
-                        add_special_tokens=add_special_tokens) if isinstance(t, tuple)
-            else self.encode(t, allowed_special=allowed, disallowed_special=disallowed,
-                             add_special_tokens=add_special_tokens)
-            for t in texts
-        ]
+            if not self._ids_as_encoded:
+                out = [self._finish_ids(ids, None, add_special_tokens) for ids in out]
+        else:
+            out = [
+                self.encode(t[0], t[1], allowed_special=allowed, disallowed_special=disallowed,
+                            add_special_tokens=add_special_tokens) if isinstance(t, tuple)
+                else self.encode(t, allowed_special=allowed, disallowed_special=disallowed,
+                                 add_special_tokens=add_special_tokens)
+                for t in texts
+            ]
+        return out if self._padding is None else pad_ids(out, self._padding)
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
         """``encode_batch`` with every special-token string read as text and no post-processing."""
@@ -748,7 +900,7 @@ class Tokenizer:
 
         texts, allowed, disallowed = self._batch_args("encode_batch_to_numpy", texts, allowed_special, disallowed_special)
         n = default_threads(num_threads)
-        if self._post is None and self._batch_is_plain(texts, allowed):
+        if self._ids_as_encoded and self._batch_is_plain(texts, allowed):
             try:
                 return self._plan.encode_flat(texts, n)
             except UnicodeEncodeError:
@@ -782,7 +934,7 @@ class Tokenizer:
             )
         _check_text(text)
         allowed, disallowed = self._resolve(allowed_special, disallowed_special)
-        if self._post is None and self._batch_is_plain([text], allowed):
+        if self._ids_as_encoded and self._batch_is_plain([text], allowed):
             if disallowed:
                 self._specials.check(text, disallowed)
             try:
@@ -1099,13 +1251,50 @@ class Tokenizer:
         allowed, disallowed = self._resolve(allowed_special, disallowed_special)
         a = self._encode_full_one(text, allowed, disallowed)
         b = None if pair is None else self._encode_full_one(pair, allowed, disallowed)
-        if self._post is None:
-            out = Encoding()
-            out._extend(a, 0, 0)
-            if b is not None:
-                out._extend(b, 1, 1)
-            return out
-        return self._post.process(a, b, add_special_tokens)
+        if self._truncation is not None:
+            n_added = self._post.added_tokens(b is not None) if self._post is not None and add_special_tokens else 0
+            a, b = truncate_encodings(a, b, self._truncation, n_added)
+        out = self._post_process(a, b, add_special_tokens)
+        # Each part truncation cut off is post-processed as well, paired as HF pairs them.
+        b_main = None if b is None else _without_overflow(b)
+        for ao in a.overflowing:
+            out.overflowing.append(self._post_process(ao, b_main, add_special_tokens))
+            for bo in b.overflowing if b is not None else ():
+                out.overflowing.append(self._post_process(ao, bo, add_special_tokens))
+        for bo in b.overflowing if b is not None else ():
+            out.overflowing.append(self._post_process(_without_overflow(a), bo, add_special_tokens))
+        if self._padding is not None:
+            pad_encodings([out], self._padding)
+        return out
+
+    def encode_batch_full(
+        self,
+        texts: Sequence[str | tuple[str, str]],
+        *,
+        allowed_special: SpecialPolicy = frozenset(),
+        disallowed_special: SpecialPolicy = "all",
+        add_special_tokens: bool = True,
+    ) -> list[Encoding]:
+        """:meth:`encode_full` of each text (or ``(a, b)`` pair), padded together when the
+        tokenizer pads to the longest of a batch (HF's ``encode_batch``)."""
+        texts, _, _ = self._batch_args("encode_batch_full", texts, allowed_special, disallowed_special)
+        out = [
+            self.encode_full(*(t if isinstance(t, tuple) else (t,)), allowed_special=allowed_special,
+                             disallowed_special=disallowed_special, add_special_tokens=add_special_tokens)
+            for t in texts
+        ]
+        if self._padding is not None:
+            pad_encodings(out, self._padding)
+        return out
+
+    def _post_process(self, a: Encoding, b: Encoding | None, add_special_tokens: bool) -> Encoding:
+        if self._post is not None:
+            return self._post.process(a, b, add_special_tokens)
+        out = Encoding()
+        out._extend(a, 0, 0)
+        if b is not None:
+            out._extend(b, 1, 1)
+        return out
 
     def encode_with_offsets(self, text: str, **kwargs: Any) -> list[TokenSpan]:
         """Each token of ``encode(text, **kwargs)`` with its span in ``text``: code points
@@ -1355,6 +1544,12 @@ class Tokenizer:
         }
         if self.specials_in_text != "raise":
             data["specials_in_text"] = self.specials_in_text
+        if self._truncation is not None:
+            data["truncation"] = self._truncation.to_dict()
+        if self._padding is not None:
+            data["padding"] = self._padding.to_dict()
+        if self._config:
+            data["config"] = dict(self._config)
         return data
 
     @classmethod
@@ -1384,6 +1579,9 @@ class Tokenizer:
             name=name if name is not None else data.get("name"),
             backend=backend,
             specials_in_text=data.get("specials_in_text") or "raise",
+            truncation=part("truncation", Truncation.from_dict),
+            padding=part("padding", Padding.from_dict),
+            config=data.get("config"),
         )
 
     def save(self, path: str, format: str = "tokenforge") -> None:
@@ -1480,6 +1678,14 @@ def piece_cut(pre: RegexSplit, buf: str, start: int = 0, limit: int | None = Non
 
 def _rebuild(data, name, backend="auto") -> Tokenizer:
     return Tokenizer.from_dict(data, name=name, backend=backend)
+
+
+def _without_overflow(enc: Encoding) -> Encoding:
+    """``enc`` alone (its overflowing parts are paired separately)."""
+    if not enc.overflowing:
+        return enc
+    return Encoding(enc.ids, enc.tokens, enc.offsets, enc.type_ids, enc.special_tokens_mask, enc.sequence_ids,
+                    enc.attention_mask)
 
 
 def _last_char_size(data: bytes) -> int:

@@ -39,7 +39,7 @@ def register(sub: Any) -> None:
     c.add_argument("source", help="a named encoding (cl100k_base, ...) or any tokenizer file or folder")
     c.add_argument("dest", help="output path; its name picks the format (tokenizer.json, *.tiktoken, *.model, "
                                 "vocab.txt, DIR/ for GPT-2 files) unless --to is given")
-    c.add_argument("--to", default=None, choices=["tokenforge", "hf", "tiktoken", "gpt2", "sentencepiece", "bert_vocab"],
+    c.add_argument("--to", default=None, choices=["tokenforge", "hf", "tiktoken", "gpt2", "sentencepiece", "bert_vocab", "transformers"],
                    help="output format")
     c.add_argument("--allow-lossy", action="store_true",
                    help="when no exact form exists (a SentencePiece .model as tokenizer.json), write the closest "

@@ -172,7 +172,7 @@ def register(sub: Any) -> None:
                    help=f"output file (default {DEFAULT_OUT}); its name picks the format: tokenizer.json (HF), "
                         "*.tiktoken (rank file), *.model (SentencePiece), *.txt (BERT vocab.txt), DIR/ (GPT-2 "
                         "vocab.json + merges.txt), anything else tokenforge's JSON")
-    t.add_argument("--format", default=None, choices=["tokenforge", "hf", "tiktoken", "gpt2", "sentencepiece", "bert_vocab"],
+    t.add_argument("--format", default=None, choices=["tokenforge", "hf", "tiktoken", "gpt2", "sentencepiece", "bert_vocab", "transformers"],
                    help="write this format whatever the --out name")
     t.add_argument("--workers", type=int, default=None, help="counting processes (default: all cores)")
     t.add_argument("--engine", choices=["local", "ray"], default="local",

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
     from .hf_json import to_hf_live
 
-FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "sentencepiece", "bert_vocab")
+FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "sentencepiece", "bert_vocab", "transformers")
 #: Every format ``load`` reads.
 LOAD_FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "sentencepiece", "bert_vocab", "gguf")
 
@@ -75,6 +75,10 @@ def save(tokenizer: "Tokenizer", path: str | os.PathLike, format: str = "tokenfo
         raise FileFormatError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", path=path)
     if format == "tokenforge":
         save_native(tokenizer.to_dict(), path)
+    elif format == "transformers":
+        from .hf_json import save_transformers
+
+        save_transformers(tokenizer, path)
     elif format == "hf":
         save_hf(tokenizer, path)
     elif format in ("tiktoken", "gpt2"):

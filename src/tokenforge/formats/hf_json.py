@@ -43,8 +43,8 @@ def tokenizer_to_hf_dict(tok: "Tokenizer") -> dict[str, Any]:
     merges = model.derive_merges()
     return {
         "version": "1.0",
-        "truncation": None,
-        "padding": None,
+        "truncation": None if tok.truncation is None else tok.truncation.to_dict(),
+        "padding": None if tok.padding is None else tok.padding.to_dict(),
         "added_tokens": [
             {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
             for t, i in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
@@ -122,7 +122,7 @@ def _check_hf(section: str, d: Any, where: str) -> None:
 def pipeline_to_hf_dict(p: "Tokenizer") -> dict[str, Any]:
     """HF's document for a :class:`~tokenforge.Tokenizer` whose components all exist in HF."""
     parts = p.to_dict()
-    data = {"version": "1.0", "truncation": None, "padding": None}
+    data = {"version": "1.0", "truncation": parts.get("truncation"), "padding": parts.get("padding")}
     for key in ("added_tokens", "normalizer", "pre_tokenizer", "post_processor", "decoder", "model"):
         data[key] = parts[key]
     for section in ("normalizer", "pre_tokenizer", "post_processor", "decoder", "model"):
@@ -154,3 +154,100 @@ def save_hf(tok: "Tokenizer", path: str | os.PathLike) -> None:
         path = os.path.join(path, "tokenizer.json")
     with atomic_write(path) as f:
         f.write(text)
+
+
+#: transformers' special-token attributes, with the token strings each one is guessed from
+#: when the tokenizer's ``config`` does not name it.
+_SPECIAL_ROLES = {
+    "bos_token": ("<s>", "<|begin_of_text|>", "<bos>", "<|startoftext|>"),
+    "eos_token": ("</s>", "<|end_of_text|>", "<|endoftext|>", "<eos>"),
+    "unk_token": ("<unk>", "[UNK]", "<|unk|>"),
+    "pad_token": ("<pad>", "[PAD]", "<|pad|>"),
+    "cls_token": ("[CLS]",),
+    "sep_token": ("[SEP]",),
+    "mask_token": ("[MASK]", "<mask>"),
+}
+#: The keys of tokenizer_config.json that tokenforge reads and writes.
+CONFIG_KEYS = (*_SPECIAL_ROLES, "model_max_length", "chat_template", "add_bos_token", "add_eos_token",
+               "clean_up_tokenization_spaces", "tokenizer_class", "padding_side", "truncation_side")
+
+
+def transformers_config(tok: "Tokenizer") -> dict[str, Any]:
+    """``tokenizer_config.json`` for ``tok``: its :attr:`~tokenforge.Tokenizer.config`, with
+    the special-token roles it does not name guessed from its special tokens."""
+    added = {t.content for t in tok.added_tokens}
+
+    def has(token: str) -> bool:  # an added token, or (not for byte-level vocabularies) a model token
+        return token in added or (not tok.is_byte_level and tok.model.token_to_id(token) is not None)
+
+    config: dict[str, Any] = {"tokenizer_class": "PreTrainedTokenizerFast", "clean_up_tokenization_spaces": False}
+    for role, candidates in _SPECIAL_ROLES.items():
+        chosen = next((c for c in candidates if has(c)), None)
+        if chosen is not None:
+            config[role] = chosen
+    if tok.padding is not None:
+        config["pad_token"] = tok.padding.pad_token
+    config.update({k: v for k, v in tok.config.items() if k != "tokenizer_class"})
+    config["added_tokens_decoder"] = {
+        str(t.id): {"content": t.content, "lstrip": t.lstrip, "normalized": t.normalized, "rstrip": t.rstrip,
+                    "single_word": t.single_word, "special": t.special}
+        for t in sorted(tok.added_tokens, key=lambda t: t.id)
+    }
+    return config
+
+
+def save_transformers(tok: "Tokenizer", directory: str | os.PathLike) -> None:
+    """A ``transformers`` folder: ``tokenizer.json`` (exact, or :class:`FileFormatError`),
+    ``tokenizer_config.json`` and ``special_tokens_map.json``, written together atomically."""
+    from pathlib import Path
+
+    from .._io import atomic_write_files
+
+    doc = to_hf_dict(tok)
+    config = transformers_config(tok)
+    special_map = {k: config[k] for k in _SPECIAL_ROLES if k in config}
+    d = Path(directory)
+    if d.exists() and not d.is_dir():
+        raise FileFormatError("a transformers tokenizer is a folder; this path is a file", path=d)
+    d.mkdir(parents=True, exist_ok=True)
+    dump = lambda obj: json.dumps(obj, ensure_ascii=False, indent=2) + "\n"  # noqa: E731
+    atomic_write_files({d / "tokenizer.json": dump(doc), d / "tokenizer_config.json": dump(config),
+                        d / "special_tokens_map.json": dump(special_map)})
+
+
+def read_transformers_config(directory: str | os.PathLike) -> dict[str, Any]:
+    """The settings of a ``transformers`` folder: ``tokenizer_config.json``,
+    ``special_tokens_map.json`` and a separate ``chat_template.jinja``/``.json`` when present
+    (token values that are ``{"content": ...}`` objects become their strings)."""
+    from pathlib import Path
+
+    from .._io import read_text
+
+    d = Path(directory)
+    merged: dict[str, Any] = {}
+    for name in ("special_tokens_map.json", "tokenizer_config.json"):
+        f = d / name
+        if not f.is_file():
+            continue
+        try:
+            data = json.loads(read_text(f))
+        except json.JSONDecodeError as exc:
+            raise FileFormatError(f"not valid JSON ({exc.msg})", path=f, line=exc.lineno) from None
+        if not isinstance(data, dict):
+            raise FileFormatError("expected a JSON object", path=f)
+        merged.update(data)
+    if (d / "chat_template.jinja").is_file():
+        merged["chat_template"] = read_text(d / "chat_template.jinja")
+    elif (d / "chat_template.json").is_file():
+        try:
+            merged["chat_template"] = json.loads(read_text(d / "chat_template.json")).get("chat_template")
+        except (json.JSONDecodeError, AttributeError):
+            raise FileFormatError("expected {\"chat_template\": ...}", path=d / "chat_template.json") from None
+    out: dict[str, Any] = {}
+    for key in CONFIG_KEYS:
+        value = merged.get(key)
+        if isinstance(value, dict) and "content" in value:
+            value = value["content"]
+        if value is not None:
+            out[key] = value
+    return out

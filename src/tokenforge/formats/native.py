@@ -41,7 +41,7 @@ from ..errors import FileFormatError
 FORMAT_VERSION = 2
 PARTS = ("normalizer", "pre_tokenizer", "model", "post_processor", "decoder", "added_tokens")
 #: Parts written only when they differ from their default (files without them still load).
-OPTIONAL_PARTS = ("specials_in_text",)
+OPTIONAL_PARTS = ("specials_in_text", "truncation", "padding", "config")
 #: The parts of version 1 files: byte-level BPE, and ``"kind": "pipeline"`` files.
 V1_PARTS = ("pre_tokenizer", "model", "special_tokens", "decoder")
 V1_PIPELINE_PARTS = PARTS

@@ -186,6 +186,12 @@ class Unigram(Model):
         self._in_lattice = frozenset(in_lattice)
         byte_ids = [vocab.get(byte_piece(b)) for b in range(256)]
         self._byte_ids: tuple[int, ...] | None = tuple(byte_ids) if all(i is not None for i in byte_ids) else None  # type: ignore[arg-type]
+        # Only some <0xXX> pieces (HF files): an unknown run falls back to bytes when all of
+        # its bytes have pieces, else it is one unknown token (HF's rule).
+        self._some_bytes: dict[int, int] | None = (
+            {b: i for b, i in enumerate(byte_ids) if i is not None}
+            if self._byte_fallback and self._byte_ids is None and any(i is not None for i in byte_ids) else None
+        )
         self._lattice = None  # the native encoder (core.SpmUnigram), built on first use
         self._hash_model = None  # see _native
 
@@ -407,10 +413,17 @@ class Unigram(Model):
             while j < m and path[j][0] < 0:
                 j += 1
             end = path[j][1] if j < m else n
-            if self._byte_fallback and self._byte_ids is not None:
+            table = self._byte_ids if self._byte_fallback else None
+            if table is None and self._some_bytes is not None:
+                raw = text[start:end].encode("utf-8", "surrogatepass")
+                table = self._some_bytes if all(b in self._some_bytes for b in raw) else None
+            if table is not None:
+                # sentencepiece gives each byte its character's span; HF's Unigram (no piece
+                # types) gives every byte the span of the whole unknown run.
+                whole = self._types is None
                 for pos in range(start, end):
                     for b in text[pos].encode("utf-8", "surrogatepass"):
-                        out.append((self._byte_ids[b], pos, pos + 1))
+                        out.append((table[b], start, end) if whole else (table[b], pos, pos + 1))
             elif self._unk_id is not None:
                 out.append((self._unk_id, start, end))
             else:
@@ -427,7 +440,7 @@ class Unigram(Model):
         """
         if not piece:
             return []
-        if self._core() is not None:
+        if self._core() is not None and self._some_bytes is None and not (self._byte_fallback and self._types is None):
             toks = self._lattice.tokenize(piece)
             if toks is not None:
                 return toks
@@ -453,7 +466,7 @@ class Unigram(Model):
         if not piece:
             return []
         if not sample or nbest_size in (0, 1):
-            if self._core() is not None:
+            if self._core() is not None and self._some_bytes is None:
                 ids = self._lattice.encode(piece)
                 if ids is not None:
                     return ids
