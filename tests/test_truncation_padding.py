@@ -111,3 +111,22 @@ def test_bad_settings_are_refused():
         enc.with_padding(direction="up")
     with pytest.raises(tokenforge.FileFormatError, match="truncation"):
         tokenforge.Tokenizer.from_dict({**enc.to_dict(), "truncation": {"max_length": "x"}})
+
+
+@pytest.mark.parametrize("name", ["bert-base-uncased_wordpiece_tokenizer.json", "albert-base-v2_spiece_unigram_tokenizer.json",
+                                  "gpt2_tokenizer.json", "claude_tokenizer.json"])
+def test_pretokenized_input_matches_hf(shared_data, name):
+    path = shared_data / "vocab" / "hf" / name
+    hf, tok = tokenizers.Tokenizer.from_file(str(path)), tokenforge.load(path)
+    cases = [(["Hello", "world!", "東京"], None), (["a b", "  c"], ["second", "pair"]), ([], None), (["ﬃ", "x"], None)]
+    for words, pair in cases:
+        want = hf.encode(words, pair, is_pretokenized=True)
+        got = tok.encode_full(words, pair, is_pretokenized=True, allowed_special="all")
+        assert (got.ids, got.offsets, got.word_ids, got.type_ids) == (want.ids, want.offsets, want.word_ids, want.type_ids)
+        assert tok.encode(words, pair, is_pretokenized=True, allowed_special="all") == want.ids
+    batch = [["x", "y z"], (["a"], ["b", "c"])]
+    want = hf.encode_batch(batch, is_pretokenized=True)
+    assert [e.ids for e in tok.encode_batch_full(batch, is_pretokenized=True, allowed_special="all")] == [e.ids for e in want]
+    assert tok.encode_batch(batch, is_pretokenized=True, allowed_special="all") == [e.ids for e in want]
+    with pytest.raises(tokenforge.EncodeInputError, match="list of str"):
+        tok.encode("not a list", is_pretokenized=True)

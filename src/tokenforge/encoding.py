@@ -60,10 +60,15 @@ class Encoding:
     attention_mask: list[int] = field(default_factory=list)
     #: The parts truncation cut off (HF's ``overflowing``), each post-processed and padded alike.
     overflowing: list["Encoding"] = field(default_factory=list)
+    #: For pre-tokenized input (``is_pretokenized=True``): the index of the word each token
+    #: comes from (``None`` for added tokens); ``None`` throughout otherwise.
+    word_ids: list[int | None] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if len(self.attention_mask) != len(self.ids):
             self.attention_mask = [1] * len(self.ids)
+        if len(self.word_ids) != len(self.ids):
+            self.word_ids = [None] * len(self.ids)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -76,6 +81,7 @@ class Encoding:
         self.special_tokens_mask.append(1 if special else 0)
         self.sequence_ids.append(seq)
         self.attention_mask.append(1)
+        self.word_ids.append(None)
 
     def _extend(self, other: "Encoding", type_id: int, seq: int) -> None:
         self.ids.extend(other.ids)
@@ -85,6 +91,7 @@ class Encoding:
         self.special_tokens_mask.extend(other.special_tokens_mask)
         self.sequence_ids.extend([seq] * len(other.ids))
         self.attention_mask.extend(other.attention_mask)
+        self.word_ids.extend(other.word_ids)
 
 
 @dataclass(frozen=True)

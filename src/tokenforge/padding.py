@@ -189,6 +189,7 @@ def _slice(enc: Encoding, start: int, stop: int) -> Encoding:
         ids=enc.ids[start:stop], tokens=enc.tokens[start:stop], offsets=enc.offsets[start:stop],
         type_ids=enc.type_ids[start:stop], special_tokens_mask=enc.special_tokens_mask[start:stop],
         sequence_ids=enc.sequence_ids[start:stop], attention_mask=enc.attention_mask[start:stop],
+        word_ids=enc.word_ids[start:stop],
     )
 
 
@@ -233,7 +234,7 @@ def _pad_one(enc: Encoding, n: int, p: Padding) -> None:
     if k <= 0:
         return
     fields = ((enc.ids, p.pad_id), (enc.tokens, p.pad_token), (enc.offsets, (0, 0)), (enc.type_ids, p.pad_type_id),
-              (enc.special_tokens_mask, 1), (enc.sequence_ids, None), (enc.attention_mask, 0))
+              (enc.special_tokens_mask, 1), (enc.sequence_ids, None), (enc.attention_mask, 0), (enc.word_ids, None))
     for values, fill in fields:
         if p.direction == "right":
             values.extend([fill] * k)

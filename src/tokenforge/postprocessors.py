@@ -17,6 +17,7 @@ post-processor loads as it is.
 
 from __future__ import annotations
 
+import dataclasses
 from abc import abstractmethod
 from collections.abc import Iterable, Mapping
 from collections.abc import Sequence as Seq
@@ -267,9 +268,8 @@ def trim_byte_level_offsets(enc: Encoding, add_prefix_space: bool) -> Encoding:
         if trail and end >= trail:
             end = max(end - trail, start)
         offsets.append((start, end))
-    out = Encoding(list(enc.ids), list(enc.tokens), offsets, list(enc.type_ids), list(enc.special_tokens_mask),
-                   list(enc.sequence_ids), list(enc.attention_mask))
-    out.overflowing = [trim_byte_level_offsets(o, add_prefix_space) for o in enc.overflowing]
+    out = dataclasses.replace(enc, offsets=offsets, overflowing=[trim_byte_level_offsets(o, add_prefix_space)
+                                                                 for o in enc.overflowing])
     return out
 
 

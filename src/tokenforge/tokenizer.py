@@ -38,6 +38,7 @@ which never changes a result.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import random
@@ -626,6 +627,7 @@ class Tokenizer:
         alpha: float = 0.1,
         nbest_size: int = -1,
         seed: int | None = None,
+        is_pretokenized: bool = False,
     ) -> list[int]:
         """Encode ``text`` (and optionally a second text ``pair``) to ids.
 
@@ -650,6 +652,12 @@ class Tokenizer:
         True
         """
         allowed, disallowed = self._specials.resolve(allowed_special, disallowed_special)
+        if is_pretokenized:  # lists of words, each encoded as a text of its own (HF's rule)
+            kw = self._sampling_kwargs(dropout, sample, alpha, nbest_size, seed)
+            ids_a = [i for w in _words(text, "text") for i in self._encode_ids(w, allowed, disallowed, kw)]
+            ids_b = None if pair is None else [
+                i for w in _words(pair, "pair") for i in self._encode_ids(w, allowed, disallowed, kw)]
+            return self._finish_ids(ids_a, ids_b, add_special_tokens)
         if dropout is None and not sample and pair is None and not allowed and self._plain:
             # The common case, kept short: no added token can match, the plan takes the text.
             if type(text) is not str:
@@ -849,12 +857,19 @@ class Tokenizer:
         allowed_special: SpecialPolicy = frozenset(),
         disallowed_special: SpecialPolicy = "all",
         add_special_tokens: bool = True,
+        is_pretokenized: bool = False,
     ) -> list[list[int]]:
         """Encode each text (or ``(a, b)`` pair); equal to ``[encode(t) for t in texts]``.
+        With ``is_pretokenized=True`` each item is a list of words, or a tuple of two lists.
 
         Where the plan runs natively, texts are encoded on ``num_threads``
         threads (default: every core) with the GIL released.
         """
+        if is_pretokenized:
+            out = [self.encode(*(t if isinstance(t, tuple) else (t,)), allowed_special=allowed_special,
+                               disallowed_special=disallowed_special, add_special_tokens=add_special_tokens,
+                               is_pretokenized=True) for t in texts]
+            return out if self._padding is None else pad_ids(out, self._padding)
         texts, allowed, disallowed = self._batch_args("encode_batch", texts, allowed_special, disallowed_special)
         n = default_threads(num_threads)
         if self._batch_is_plain(texts, allowed):
@@ -1239,9 +1254,14 @@ class Tokenizer:
         allowed_special: SpecialPolicy = frozenset(),
         disallowed_special: SpecialPolicy = "all",
         add_special_tokens: bool = True,
+        is_pretokenized: bool = False,
     ) -> Encoding:
         """Encode to an :class:`~tokenforge.encoding.Encoding`: ids, tokens, type ids and
         ``(start, end)`` code-point offsets into the original text.
+
+        ``is_pretokenized=True`` takes lists of words (HF's pre-tokenized input): each word
+        goes through the whole pipeline as a text of its own, offsets are within the word
+        and ``word_ids`` says which word each token comes from.
 
         >>> import tokenforge
         >>> e = tokenforge.get_encoding("gpt2").encode_full("Hello world")
@@ -1249,8 +1269,12 @@ class Tokenizer:
         (['Hello', 'Ġworld'], [(0, 5), (5, 11)])
         """
         allowed, disallowed = self._resolve(allowed_special, disallowed_special)
-        a = self._encode_full_one(text, allowed, disallowed)
-        b = None if pair is None else self._encode_full_one(pair, allowed, disallowed)
+        if is_pretokenized:
+            a = self._encode_words(_words(text, "text"), allowed, disallowed)
+            b = None if pair is None else self._encode_words(_words(pair, "pair"), allowed, disallowed)
+        else:
+            a = self._encode_full_one(text, allowed, disallowed)
+            b = None if pair is None else self._encode_full_one(pair, allowed, disallowed)
         if self._truncation is not None:
             n_added = self._post.added_tokens(b is not None) if self._post is not None and add_special_tokens else 0
             a, b = truncate_encodings(a, b, self._truncation, n_added)
@@ -1274,17 +1298,31 @@ class Tokenizer:
         allowed_special: SpecialPolicy = frozenset(),
         disallowed_special: SpecialPolicy = "all",
         add_special_tokens: bool = True,
+        is_pretokenized: bool = False,
     ) -> list[Encoding]:
         """:meth:`encode_full` of each text (or ``(a, b)`` pair), padded together when the
-        tokenizer pads to the longest of a batch (HF's ``encode_batch``)."""
-        texts, _, _ = self._batch_args("encode_batch_full", texts, allowed_special, disallowed_special)
+        tokenizer pads to the longest of a batch (HF's ``encode_batch``). With
+        ``is_pretokenized=True`` each item is a list of words, or a tuple of two lists."""
+        if is_pretokenized:
+            texts = list(texts)
+        else:
+            texts, _, _ = self._batch_args("encode_batch_full", texts, allowed_special, disallowed_special)
         out = [
             self.encode_full(*(t if isinstance(t, tuple) else (t,)), allowed_special=allowed_special,
-                             disallowed_special=disallowed_special, add_special_tokens=add_special_tokens)
+                             disallowed_special=disallowed_special, add_special_tokens=add_special_tokens,
+                             is_pretokenized=is_pretokenized)
             for t in texts
         ]
         if self._padding is not None:
             pad_encodings(out, self._padding)
+        return out
+
+    def _encode_words(self, words: list[str], allowed: frozenset[str], disallowed: frozenset[str]) -> Encoding:
+        out = Encoding()
+        for n, word in enumerate(words):
+            enc = self._encode_full_one(word, allowed, disallowed)
+            enc.word_ids = [n] * len(enc.ids)
+            out._extend(enc, 0, 0)
         return out
 
     def _post_process(self, a: Encoding, b: Encoding | None, add_special_tokens: bool) -> Encoding:
@@ -1680,12 +1718,18 @@ def _rebuild(data, name, backend="auto") -> Tokenizer:
     return Tokenizer.from_dict(data, name=name, backend=backend)
 
 
+def _words(value: Any, what: str) -> list[str]:
+    """Pre-tokenized input: a list (or tuple) of str."""
+    if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(w, str) for w in value):
+        raise EncodeInputError(f"with is_pretokenized=True the {what} must be a list of str (words), got {value!r:.80}")
+    return list(value)
+
+
 def _without_overflow(enc: Encoding) -> Encoding:
     """``enc`` alone (its overflowing parts are paired separately)."""
     if not enc.overflowing:
         return enc
-    return Encoding(enc.ids, enc.tokens, enc.offsets, enc.type_ids, enc.special_tokens_mask, enc.sequence_ids,
-                    enc.attention_mask)
+    return dataclasses.replace(enc, overflowing=[])
 
 
 def _last_char_size(data: bytes) -> int:
