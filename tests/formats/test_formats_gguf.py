@@ -440,7 +440,6 @@ def test_inconsistent_tokenizer_metadata():
         "merges[1]": {"tokenizer__ggml__merges": ["Ġ t", "h x"]},
         "expected two tokens separated by one space": {"tokenizer__ggml__merges": ["Ġt"]},
         "token_type has 3 entries": {"tokenizer__ggml__token_type": ([1, 1, 1], (V.ARRAY, V.INT32))},
-        "token_type[0] is 9": {"tokenizer__ggml__token_type": ([9] + [1] * 262, (V.ARRAY, V.INT32))},
         "bos_token_id is 999, outside": {"tokenizer__ggml__bos_token_id": (999, V.UINT32),
                                              "tokenizer__ggml__add_bos_token": True},
         "add_bos_token is true, but": {"tokenizer__ggml__bos_token_id": None, "tokenizer__ggml__add_bos_token": True},

@@ -58,6 +58,7 @@ from ..sentencepiece.constants import PieceType
 
 __all__ = [
     "GGUF_MAGIC",
+    "LLAMA_CPP_UNSUPPORTED_PRE_TOKENIZERS",
     "PRE_TOKENIZERS",
     "TOKENIZER_MODELS",
     "GGUFHeader",
@@ -510,6 +511,23 @@ PRE_TOKENIZERS: dict[str, PreTokenizerRule] = {
     "exaone-moe": _rule(_EXAONE_MOE),
     "jais-2": _rule(_JAIS2),
     "minicpm5": _rule(r"\p{N}{1,3}", _MINICPM5, ignore_merges=True),
+}
+
+#: ``tokenizer.ggml.pre`` names llama.cpp (``src/llama-vocab.cpp``) accepts and
+#: tokenforge does not implement, with what stands in the way. A file naming one
+#: is refused with this reason instead of being split by other rules.
+LLAMA_CPP_UNSUPPORTED_PRE_TOKENIZERS: dict[str, str] = {
+    "chameleon": "sentinel and image-token patterns ahead of the GPT-2 rules, with no reference vocabulary here",
+    "superbpe": "a split made only of a zero-width lookahead between digit triples",
+    "kimi-k2": "a hand-written splitter in llama.cpp's unicode.cpp, not a regex",
+    "afmoe": "a hand-written digit grouping in llama.cpp's unicode.cpp, not a regex",
+    "gemma4": "BPE over raw UTF-8 with spaces as U+2581, not byte-level BPE",
+    "sarvam-moe": "BPE over raw UTF-8 with spaces as U+2581, not byte-level BPE",
+    "whitespace": "whitespace-separated words over raw UTF-8, not byte-level BPE",
+    **dict.fromkeys(
+        ["spark2_5", "youtu", "granite-embed-multi-311m", "granite-embed-multi-97m", "hy_v4", "ufakzeka", "laguna"],
+        "tokenforge carries no split rules for it",
+    ),
 }
 
 #: ``tokenizer.ggml.model`` values :func:`tokenizer_from_gguf` builds.
