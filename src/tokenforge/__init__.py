@@ -28,7 +28,6 @@ from .errors import (
     UnknownModelError,
     UnknownTokenError,
 )
-from .prepare import count, open_tokens, prepare
 # ``tokenforge.sentencepiece`` is both a subpackage and a preset: load the subpackage
 # first so that importing it later (get_encoding does) cannot rebind the name.
 from . import sentencepiece as _sentencepiece_package  # noqa: F401
@@ -44,6 +43,8 @@ from .presets import (
 # ``get_encoding`` do not pay for file formats, trainers or the other models.
 # Each name maps to the module it comes from, relative to this package.
 _LAZY: dict[str, str] = {
+    "count": ".prepare",
+    "open_tokens": ".prepare",
     "load": ".io",
     "save": ".io",
     "convert": ".io",

@@ -8,10 +8,9 @@ hashes are the published values (``shared/data/vocab/tiktoken/ENCODINGS.md``).
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
+import _thread  # a lock without importing threading: ``import tokenforge`` stays light
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
 from ..errors import FileFormatError, UnknownEncodingError, UnknownModelError
 
@@ -25,13 +24,12 @@ FIM_SUFFIX = "<|fim_suffix|>"
 ENDOFPROMPT = "<|endofprompt|>"
 
 
-@dataclass(frozen=True)
-class EncodingSpec:
+class EncodingSpec(NamedTuple):
     name: str
     rank_file: str
     sha256: str
     pattern: str
-    special_tokens: Mapping[str, int] = field(default_factory=dict)
+    special_tokens: Mapping[str, int] = MappingProxyType({})
     explicit_n_vocab: int | None = None
 
 
@@ -127,7 +125,7 @@ KNOWN_RANK_FILES: Mapping[str, EncodingSpec] = MappingProxyType(
     }
 )
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 _loaded: dict[str, "Tokenizer"] = {}
 
 

@@ -15,9 +15,39 @@ job itself) and :mod:`.reader` (``open_tokens``).
 
 from __future__ import annotations
 
-from .job import CountReport, CountRow, Separators, count, prepare, resolve_separators
-from .reader import ShardedIds, Tokens, open_tokens
+import sys
+import types
+from typing import Any
+
 from ..errors import PrepareError
+
+# The job's modules are loaded on first use, so that ``import tokenforge`` stays light.
+_LAZY = {
+    "CountReport": ".job", "CountRow": ".job", "Separators": ".job", "count": ".job", "prepare": ".job",
+    "resolve_separators": ".job", "ShardedIds": ".reader", "Tokens": ".reader", "open_tokens": ".reader",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+class _PrepareModule(types.ModuleType):
+    """``tokenforge.prepare`` is this package and, when called, the :func:`prepare` function
+    (the package and the function share the name, whichever was imported first)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.prepare(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _PrepareModule
 
 __all__ = [
     "CountReport",
