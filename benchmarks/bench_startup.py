@@ -1,7 +1,8 @@
 """Start-up cost: ``import`` and the first encode, tokenforge vs tiktoken, in fresh processes.
 
 Each figure is the best of ``--runs`` fresh interpreters (the machine is shared and noisy),
-timed with ``time.perf_counter`` inside the child:
+timed with ``time.perf_counter`` inside the child, after each source tree is byte-compiled
+(as an installed package is):
 
 * import      ``import tokenforge``  /  ``import tiktoken``
 * first call  import + ``get_encoding("cl100k_base")`` + ``encode("hello world " * 90)``;
@@ -56,6 +57,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--src", action="append", required=True, help="a tokenforge src/ directory (repeatable)")
     args = ap.parse_args()
+    # Bytecode first, as ``pip install`` leaves it (tiktoken's is in site-packages): without it
+    # every fresh process would compile tokenforge's sources (PYTHONDONTWRITEBYTECODE is set here).
+    import compileall
+
+    for src in args.src:
+        compileall.compile_dir(os.path.join(src, "tokenforge"), quiet=1)
     # interleave so that noise hits every variant alike
     rows = {}
     for kind, tf_code, tt_code in (("import", TF_IMPORT, TT_IMPORT), ("first call", TF_FIRST, TT_FIRST)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import lzma
+import zlib
 import re
 import shutil
 from pathlib import Path
@@ -336,26 +337,26 @@ def fake_package_data(tmp_path, monkeypatch):
 def test_redirected_package_data_with_correct_bytes_loads(fake_package_data):
     """Control for the corruption tests below: the redirection itself works."""
     data_dir, good = fake_package_data
-    (data_dir / "r50k_base.tiktoken.xz").write_bytes(lzma.compress(good))
+    (data_dir / "r50k_base.tiktoken.zz").write_bytes(zlib.compress(good))
     tok = tokenforge.get_encoding("r50k_base")
     assert tok.n_vocab == 50257
     assert tok.encode("hello world") == HELLO_WORLD["r50k_base"]
 
 
-@pytest.mark.parametrize("damage", ["flipped-byte", "dropped-line", "truncated-xz", "not-xz", "missing"])
+@pytest.mark.parametrize("damage", ["flipped-byte", "dropped-line", "truncated-zlib", "not-zlib", "missing"])
 def test_get_encoding_detects_corrupted_shipped_data(fake_package_data, damage):
     data_dir, good = fake_package_data
-    target = data_dir / "r50k_base.tiktoken.xz"
+    target = data_dir / "r50k_base.tiktoken.zz"
     if damage == "flipped-byte":
         i = good.index(b" 1000\n") - 1  # last base64 character of a token: still a parseable file
         bad = good[:i] + (b"B" if good[i : i + 1] != b"B" else b"C") + good[i + 1 :]
-        target.write_bytes(lzma.compress(bad))
+        target.write_bytes(zlib.compress(bad))
     elif damage == "dropped-line":
         assert b"IQ== 0\n" in good
-        target.write_bytes(lzma.compress(good.replace(b"IQ== 0\n", b"")))
-    elif damage == "truncated-xz":
-        target.write_bytes(lzma.compress(good)[:5000])
-    elif damage == "not-xz":
+        target.write_bytes(zlib.compress(good.replace(b"IQ== 0\n", b"")))
+    elif damage == "truncated-zlib":
+        target.write_bytes(zlib.compress(good)[:5000])
+    elif damage == "not-zlib":
         target.write_bytes(good)
     with pytest.raises(FileFormatError) as info:
         tokenforge.get_encoding("r50k_base")
