@@ -74,7 +74,11 @@ def default_threads(num_threads: int | None, name: str = "num_threads") -> int:
         from .errors import InvalidArgumentError
 
         raise InvalidArgumentError(f"{name} must be a positive int, got {num_threads!r}")
-    return num_threads
+    return min(num_threads, MAX_THREADS)
+
+
+#: More threads than this never help a batch; larger requests use this many.
+MAX_THREADS = 1024
 
 
 def fix_surrogates(text: str) -> str:

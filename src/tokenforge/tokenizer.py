@@ -1425,7 +1425,7 @@ class Tokenizer:
         """The bytes of ``ids``: for byte-level BPE the tokens' bytes joined (special
         tokens as their UTF-8 strings), which may end inside a character; for the other
         families the UTF-8 of :meth:`decode`. Unknown ids raise :class:`UnknownIdError`."""
-        ids = ids if isinstance(ids, list) else list(ids)
+        ids = ids if type(ids) is list else _id_list(ids)
         if not self._byte_level:
             return self.decode(ids, skip_special_tokens=skip_special_tokens).encode("utf-8", "surrogatepass")
         if skip_special_tokens:
@@ -1436,6 +1436,8 @@ class Tokenizer:
                 return fast(ids)
             except LookupError as exc:
                 pos = exc.args[0]
+                if not _is_int(ids[pos]) and _is_int(_as_int(ids[pos])):  # numpy integers in a list
+                    return self.decode_bytes(_id_list(ids))
                 raise UnknownIdError(self._unknown_id_message(ids[pos], pos)) from None
         return b"".join(self._token_bytes(i, pos) for pos, i in enumerate(ids))
 
@@ -1447,15 +1449,17 @@ class Tokenizer:
         fast = self._fast_decode
         if fast is not None and not skip_special_tokens:
             if type(ids) is not list:
-                ids = list(ids)
+                ids = _id_list(ids)
             try:
                 data = fast(ids)
             except LookupError as exc:
                 pos = exc.args[0]
+                if not _is_int(ids[pos]) and _is_int(_as_int(ids[pos])):  # numpy integers in a list
+                    return self.decode(_id_list(ids), errors)
                 raise UnknownIdError(self._unknown_id_message(ids[pos], pos)) from None
             return data.decode("utf-8", "replace") if errors == "replace" else bytes_to_text(data, errors)
         check_errors(errors)
-        ids = ids if isinstance(ids, list) else list(ids)
+        ids = ids if type(ids) is list else _id_list(ids)
         if self._byte_level:
             return bytes_to_text(self.decode_bytes(ids, skip_special_tokens=skip_special_tokens), errors)
         tokens = self._tokens_for_decode(ids, skip_special_tokens)
@@ -1508,6 +1512,7 @@ class Tokenizer:
         return [self._token_bytes(i, pos) for pos, i in enumerate(ids)]
 
     def _token_bytes(self, token_id: int, pos: int | None) -> bytes:
+        token_id = _as_int(token_id)
         t = self._added_by_id.get(token_id) if _is_int(token_id) else None
         if t is not None:
             return t.content.encode("utf-8")
@@ -1548,7 +1553,9 @@ class Tokenizer:
         append = tokens.append
         for pos, i in enumerate(ids):
             if type(i) is not int and not _is_int(i):  # exact ints first: the common case, cheaply
-                raise UnknownIdError(self._unknown_id_message(i, pos))
+                i = _as_int(i)
+                if not _is_int(i):
+                    raise UnknownIdError(self._unknown_id_message(i, pos))
             t = added.get(i)
             if t is not None:
                 if not (skip_special_tokens and t.special):
@@ -1745,6 +1752,25 @@ def _last_char_size(data: bytes) -> int:
 
 def _is_int(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _id_list(ids: Iterable[int]) -> list:
+    """``ids`` as a list, numpy integer arrays (``encode_to_numpy``'s) as Python ints."""
+    tolist = getattr(ids, "tolist", None)
+    if tolist is not None and getattr(ids, "dtype", None) is not None and ids.dtype.kind in "iu":
+        return tolist()
+    return [_as_int(i) for i in ids]
+
+
+def _as_int(x: object) -> object:
+    """A numpy integer (anything with ``__index__`` that is not a bool) as an int; other
+    values pass through, to be reported where they are used."""
+    if type(x) is int or isinstance(x, bool):
+        return x
+    try:
+        return x.__index__()  # type: ignore[attr-defined]
+    except (AttributeError, TypeError):
+        return x
 
 
 _WORD = regex.compile(r"\w")

@@ -60,3 +60,20 @@ def test_special_tokens_decode_to_their_text(enc):
 def test_decode_bad_errors_argument(enc):
     with pytest.raises(ValueError, match="errors must be one of"):
         enc.decode([1], errors="nope")
+
+
+def test_numpy_ids_decode_everywhere_ids_are_accepted():
+    import numpy as np
+
+    for tok in (tokenforge.get_encoding("cl100k_base"), tokenforge.get_encoding("gpt2")):
+        text = "hello world, 東京 👍"
+        arr = tok.encode_to_numpy(text)
+        for ids in (arr, list(arr), arr.astype(np.int64), [np.int32(i) for i in tok.encode(text)]):
+            assert tok.decode(ids) == text
+            assert tok.decode_bytes(ids) == text.encode()
+            assert b"".join(tok.decode_tokens_bytes(ids)) == text.encode()
+        assert tok.decode_batch([arr, arr]) == [text, text]
+        assert tok.decode_single_token_bytes(np.uint32(arr[0])) == tok.decode_single_token_bytes(int(arr[0]))
+        with pytest.raises(tokenforge.UnknownIdError, match="position 1"):
+            tok.decode([arr[0], 1.5])
+    assert tokenforge.get_encoding("gpt2").encode_batch(["a", "b"], num_threads=2**31) == [[64], [65]]

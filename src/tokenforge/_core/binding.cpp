@@ -1752,9 +1752,17 @@ static PyObject* tf_learn_merges(PyObject*, PyObject* args) {
   try {
     tf::bpe_train::Merger m;
     const uint8_t* ord = (const uint8_t*)order.buf;
+    Py_ssize_t n = PyList_GET_SIZE(words);
+    // Each merge joins two adjacent symbols of some word, so there are at most
+    // sum(len - 1) of them: a huge num_merges must not size any allocation.
+    size_t possible = 0;
+    for (Py_ssize_t k = 0; k < n; ++k) {
+      PyObject* w = PyList_GET_ITEM(words, k);
+      if (PyBytes_Check(w) && PyBytes_GET_SIZE(w) > 1) possible += (size_t)PyBytes_GET_SIZE(w) - 1;
+    }
+    if ((size_t)num_merges > possible) num_merges = (Py_ssize_t)possible;
     m.keys.reserve(256 + (size_t)num_merges);
     for (int c = 0; c < 256; ++c) m.keys.emplace_back(1, (char)ord[c]);
-    Py_ssize_t n = PyList_GET_SIZE(words);
     for (Py_ssize_t k = 0; k < n; ++k) {
       PyObject* w = PyList_GET_ITEM(words, k);
       PyObject* c = PyList_GET_ITEM(counts, k);
@@ -1772,12 +1780,12 @@ static PyObject* tf_learn_merges(PyObject*, PyObject* args) {
     Py_BEGIN_ALLOW_THREADS
     try {
       merges = m.run((size_t)num_merges);
-    } catch (const std::bad_alloc&) {
+    } catch (const std::exception&) {  // bad_alloc, length_error: never abort the process
       oom = true;
     }
     Py_END_ALLOW_THREADS
     if (oom) return PyErr_NoMemory();
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     return PyErr_NoMemory();
   }
   PyObject* out = PyList_New((Py_ssize_t)merges.size());

@@ -41,6 +41,7 @@ from ..errors import TrainingError
 from ..models.bpe import BPE
 from ..pretokenizers import RegexSplit
 from ..specials import check_special_list, special_regex
+from . import check_vocab_size
 from .counting import count_files, count_text
 
 TIE_BREAKS = ("bytes", "gpt2_unicode")
@@ -232,8 +233,7 @@ class BPETrainer:
             raise TrainingError(f"engine must be 'local' or 'ray', not {engine!r}")
         _native.core(backend)  # validate early
         specials = check_special_list(special_tokens)
-        if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
-            raise TrainingError(f"vocab_size must be an int, got {vocab_size!r}")
+        check_vocab_size(vocab_size)
         if vocab_size < 256 + len(specials):
             raise TrainingError(
                 f"vocab_size {vocab_size} is smaller than the 256 byte tokens plus "

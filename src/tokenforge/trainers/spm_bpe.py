@@ -63,6 +63,7 @@ from ..errors import SpecialTokenError, TrainingError
 from ..models.bpe import PieceBPE
 from ..sentencepiece.constants import SPACE, PieceType, byte_piece, f32
 from ..specials import check_special_list
+from . import check_vocab_size
 from .bpe import _progress
 from .coverage import count_chars, required_chars, script_of
 
@@ -100,8 +101,7 @@ class SentencePieceBPETrainer:
             _native.core(backend)
         except ValueError as exc:
             raise TrainingError(str(exc)) from None
-        if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < 1:
-            raise TrainingError(f"vocab_size must be a positive int, got {vocab_size!r}")
+        check_vocab_size(vocab_size)
         if not isinstance(unk_token, str) or not unk_token:
             raise SpecialTokenError(f"unk_token must be a non-empty str, got {unk_token!r}")
         specials = check_special_list(special_tokens, reserved=(unk_token,))

@@ -64,6 +64,7 @@ from .. import _native
 from ..errors import TrainingError
 from ..models.unigram import Unigram
 from ..sentencepiece.constants import SPACE, UNK_CHAR, PieceType, byte_piece, f32
+from . import check_vocab_size
 from .coverage import SCRIPTS, count_chars, required_chars, script_of
 
 #: Pieces whose expected count falls below this are dropped in the M-step.
@@ -124,8 +125,7 @@ class UnigramTrainer:
         show_progress: bool = True,
         backend: str = "auto",
     ) -> None:
-        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
-            raise TrainingError(f"vocab_size must be a positive int, got {vocab_size!r}")
+        check_vocab_size(vocab_size)
         if not 0.0 < shrinking_factor < 1.0:
             raise TrainingError(f"shrinking_factor must be in (0, 1), got {shrinking_factor!r}")
         if not isinstance(num_sub_iterations, int) or num_sub_iterations < 1:

@@ -77,6 +77,7 @@ from .. import _native
 from ..errors import TrainingError
 from ..models.wordpiece import WordPiece
 from ..specials import check_special_list
+from . import check_vocab_size
 
 BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 #: Third field of a unit-bound heap entry: sorts before the ``-f(xy)`` of any pair.
@@ -133,8 +134,7 @@ class WordPieceTrainer:
             _native.core(backend)
         except ValueError as exc:
             raise TrainingError(str(exc)) from None
-        if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < 1:
-            raise TrainingError(f"vocab_size must be a positive int, got {vocab_size!r}")
+        check_vocab_size(vocab_size)
         if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or min_frequency < 0:
             raise TrainingError(f"min_frequency must be an int >= 0, got {min_frequency!r}")
         if limit_alphabet is not None and (
