@@ -382,3 +382,33 @@ def test_very_long_tokens_are_merged_exactly():
     c = core.CoreBPE(ranks, {}, -1)
     for piece in [b"a" * 601, b"a" * 1500, b"ab" * 300 + b"a" * 700]:
         assert c.merge_with(piece, 1) == c.merge_with(piece, 0)
+
+
+def test_one_huge_token_keeps_long_runs_linear():
+    """A vocabulary holding one 1 MB token once made every position of a long run of one
+    byte cost that token's length (6 MB of 'x': minutes). Run in a child with a deadline far
+    above the linear time (~0.1 s), so a return of the quadratic walk fails here."""
+    import subprocess
+    import sys
+
+    code = (
+        "import tokenforge\n"
+        "from tokenforge.models.bpe import BPE\n"
+        "ranks = {bytes([i]): i for i in range(256)}\n"
+        "ranks[b'ab' * 500_000] = 256\n"
+        "tok = tokenforge.Tokenizer(BPE.from_ranks(ranks), pre_tokenizer='gpt2')\n"
+        "assert tok.encode('x' * 6_000_000) == [120] * 6_000_000\n"
+        "assert tok.encode('ab' * 500_000) == [256] and tok.encode('ab' * 600_000) == [97, 98] * 600_000\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"b", b"x", b"xx", b"ab"]), max_size=200).map(b"".join))
+def test_backtracking_with_a_long_token_equals_rank_merge(piece):
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks[b"xx"] = 256
+    ranks[b"xxxx"] = 257
+    ranks[b"ab" * 40] = 258
+    c = core.CoreBPE(ranks, {}, -1)
+    assert c.merge_with(piece, 1) == c.merge_with(piece, 0)

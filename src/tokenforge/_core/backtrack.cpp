@@ -255,18 +255,41 @@ void Backtracker::encode(const uint8_t* p, size_t n, std::vector<uint32_t>& out)
   // longest_match reads p[pos : pos + max_len] only: inside a run of one repeated byte
   // (a line of dashes, of '=', of spaces in a piece) every full window gives the same
   // token, so the walk down the trie is done once per byte value, not once per position.
+  // The run's extent is found once ([run_lo, run_hi) holds one byte value), not compared
+  // window by window: a vocabulary with one huge token must not make each position cost
+  // that token's length.
   const size_t window = v_.max_len();
   int run_byte = -1;
   uint32_t run_token = NONE;
   size_t run_len = 0;
+  size_t run_lo = 0, run_hi = 0;
   auto match = [&](size_t at, size_t* out_len) -> uint32_t {
-    if (window >= 2 && at + window <= n && p[at] == p[at + 1] && std::memcmp(p + at, p + at + 1, window - 1) == 0) {
-      if (run_byte != p[at]) {
-        run_token = longest_match(p, n, at, &run_len);
-        run_byte = p[at];
+    if (window >= 2 && at + window <= n && p[at] == p[at + 1]) {
+      if (at < run_lo || at >= run_hi) {
+        if (run_hi > run_lo && at < run_lo && p[at] == p[run_lo]) {
+          size_t s = run_lo;  // extend the known run backwards to at, if it reaches
+          while (s > at && p[s - 1] == p[run_lo]) --s;
+          if (s == at) {
+            run_lo = at;
+          } else {
+            run_lo = at;
+            run_hi = at + 1;
+            while (run_hi < n && p[run_hi] == p[at]) ++run_hi;
+          }
+        } else {
+          run_lo = at;
+          run_hi = at + 1;
+          while (run_hi < n && p[run_hi] == p[at]) ++run_hi;
+        }
       }
-      *out_len = run_len;
-      return run_token;
+      if (at + window <= run_hi) {
+        if (run_byte != p[at]) {
+          run_token = longest_match(p, n, at, &run_len);
+          run_byte = p[at];
+        }
+        *out_len = run_len;
+        return run_token;
+      }
     }
     return longest_match(p, n, at, out_len);
   };
