@@ -111,3 +111,25 @@ def test_a_vocabulary_the_core_cannot_hold_keeps_the_python_stages():
     assert tok.plan == "wordpiece"
     assert tok.encode("ab a") == [1, 3, 1]
     assert tok.encode_batch(["ab", "a b"], num_threads=2) == [[1, 3], [1, 0]]
+
+
+def test_a_very_long_vocabulary_line_costs_its_length_not_its_square(tmp_path):
+    """Every prefix of every token was kept: one 200,000-character line in a vocab.txt needed
+    ~20 GB. Only prefixes a word can reach (max_input_chars_per_word) are kept now; the child
+    runs under a 2 GB address-space limit."""
+    import subprocess
+    import sys
+
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "##s", "x" * 200_000]) + "\n")
+    code = (
+        "import resource\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+        "import tokenforge\n"
+        f"tok = tokenforge.load({str(vocab)!r})\n"
+        "assert tok.encode('hello hellos xx', add_special_tokens=False) == [5, 5, 6, 1]\n"
+        "from tokenforge.models.wordpiece import WordPiece\n"
+        "m = WordPiece(tok.model.get_vocab(), '[UNK]')\n"
+        "assert m.encode_piece('hellos') == [5, 6]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)

@@ -24,21 +24,25 @@ bool bert_punctuation(uint32_t cp) {
   return (tf_ucd::lookup(cp) & tf_ucd::P) != 0;
 }
 
-void WordPieceEncoder::fill(Vocab& table, const std::vector<std::string>& tokens, const std::vector<uint32_t>& ids) {
+void WordPieceEncoder::fill(Vocab& table, const std::vector<std::string>& tokens, const std::vector<uint32_t>& ids,
+                            size_t max_chars) {
   std::unordered_set<std::string_view> seen;
   seen.reserve(tokens.size() * 2);
   for (size_t k = 0; k < tokens.size(); ++k) {
     if (tokens[k].empty() || !seen.insert(tokens[k]).second) continue;  // "" never matches (as HF)
     table.add((const uint8_t*)tokens[k].data(), tokens[k].size(), ids[k]);
   }
-  // every proper prefix at a character boundary that is not a token itself
+  // every proper prefix at a character boundary that is not a token itself, up to max_chars_
+  // characters: no word longer than that is looked at, so longer prefixes are never asked
+  // for (and a vocabulary line of 80,000 characters costs 80,000 bytes, not 3 GB).
   for (const std::string& t : tokens) {
     const uint8_t* p = (const uint8_t*)t.data();
-    size_t i = 0;
-    while (i < t.size()) {
+    size_t i = 0, chars = 0;
+    while (i < t.size() && chars < max_chars) {
       size_t len;
       decode_utf8_at(p, t.size(), i, &len);
       i += len;
+      ++chars;
       if (i < t.size() && seen.insert(std::string_view(t.data(), i)).second) table.add(p, i, PREFIX);
     }
   }
@@ -49,8 +53,8 @@ WordPieceEncoder::WordPieceEncoder(const std::vector<std::string>& first, const 
                                    const std::vector<std::string>& cont, const std::vector<uint32_t>& cont_ids,
                                    uint32_t unk_id, size_t max_chars)
     : unk_(unk_id), max_chars_(max_chars) {
-  fill(first_, first, first_ids);
-  fill(next_, cont, cont_ids);
+  fill(first_, first, first_ids, max_chars);
+  fill(next_, cont, cont_ids, max_chars);
 }
 
 void WordPieceEncoder::encode_word(const uint8_t* w, size_t n, size_t chars, std::vector<uint32_t>& out) const {

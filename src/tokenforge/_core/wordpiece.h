@@ -46,7 +46,7 @@ class WordPieceEncoder {
   void encode_word(const uint8_t* w, size_t n, size_t chars, std::vector<uint32_t>& out) const;
 
  private:
-  static void fill(Vocab& table, const std::vector<std::string>& tokens, const std::vector<uint32_t>& ids);
+  static void fill(Vocab& table, const std::vector<std::string>& tokens, const std::vector<uint32_t>& ids, size_t max_chars);
   Vocab first_, next_;
   uint32_t unk_;
   size_t max_chars_;

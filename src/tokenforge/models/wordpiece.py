@@ -38,15 +38,17 @@ from .base import Model
 MAX_ID = 2**32 - 1
 
 
-def _prefix_table(items) -> dict[str, int]:
+def _prefix_table(items, max_chars: int) -> dict[str, int]:
     """``{s: id}`` for every token ``s`` and ``{p: -1}`` for every other
     non-empty proper prefix of a token: a forward scan stops at the first
-    string that is not in the table, since no longer string can be a token."""
+    string that is not in the table, since no longer string can be a token.
+    Prefixes longer than ``max_chars`` are left out: no word that long is looked at,
+    and a very long vocabulary line must not cost the square of its length."""
     table: dict[str, int] = {}
     setdefault = table.setdefault
     tokens = list(items)
     for tok, _ in tokens:
-        for k in range(1, len(tok)):
+        for k in range(1, min(len(tok), max_chars + 1)):
             setdefault(tok[:k], -1)
     for tok, i in tokens:
         table[tok] = i
@@ -145,9 +147,11 @@ class WordPiece(Model):
     def _build_tables(self) -> dict[str, int]:
         prefix = self._prefix
         plen = len(prefix)
-        first = _prefix_table(self._vocab.items())
+        first = _prefix_table(self._vocab.items(), self._max_chars)
         if plen:
-            self._next = _prefix_table((t[plen:], i) for t, i in self._vocab.items() if t.startswith(prefix))
+            self._next = _prefix_table(
+                ((t[plen:], i) for t, i in self._vocab.items() if t.startswith(prefix)), self._max_chars
+            )
         else:
             self._next = first
         self._first = first  # last: another thread sees either None or both tables
