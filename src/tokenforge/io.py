@@ -134,6 +134,15 @@ def load(
     :class:`~tokenforge.Tokenizer`. ``lowercase`` is the BERT
     ``vocab.txt`` hint (default True, as ``bert-base-uncased``).
     """
+    try:
+        return _load(path, pattern, special_tokens, name, lowercase)
+    except FileFormatError as exc:
+        if exc.path is None:  # every load error names the file
+            raise FileFormatError(str(exc), path=path) from None
+        raise
+
+
+def _load(path, pattern, special_tokens, name, lowercase) -> Tokenizer:
     from .encodings import encoding_for_hash
     from .formats.gpt2 import load_gpt2_model
     from .formats.native import load_native_dict

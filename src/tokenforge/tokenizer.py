@@ -115,10 +115,13 @@ class AddedToken:
                 raise FileFormatError(f"added token {d!r} needs the field {key!r}")
         if not isinstance(d["content"], str):
             raise FileFormatError(f"added token content must be a string, got {d['content']!r}")
-        try:
-            tid = int(d["id"])
-        except (TypeError, ValueError):
-            raise FileFormatError(f"added token {d['content']!r} has a non-integer id {d['id']!r}") from None
+        tid = d["id"]
+        if not isinstance(tid, int) or isinstance(tid, bool) or not 0 <= tid < 2**32:
+            # As HF (a u32): a string, a float or an id outside 0..2**32-1 is an error, never converted.
+            raise FileFormatError(f"added token {d['content']!r} has id {tid!r}; ids are integers in 0..2**32-1")
+        for flag in ("special", "lstrip", "rstrip", "single_word", "normalized"):
+            if flag in d and not isinstance(d[flag], bool):
+                raise FileFormatError(f"added token {d['content']!r}: field {flag!r} must be true or false, got {d[flag]!r}")
         return cls(
             d["content"], tid, bool(d.get("special", False)), bool(d.get("lstrip", False)),
             bool(d.get("rstrip", False)), bool(d.get("single_word", False)),
@@ -1614,8 +1617,11 @@ class Tokenizer:
         if not isinstance(raw_added, list):
             raise FileFormatError("added_tokens must be a list")
         added = [part("added_tokens", lambda _d, d=d: AddedToken.from_dict(d)) for d in raw_added]
+        model = part("model", model_from_dict)
+        if "version" in data:  # an HF tokenizer.json: HF decides the ids of added tokens
+            added = _hf_added_ids(added, model)
         return cls(
-            part("model", model_from_dict),
+            model,
             normalizer=part("normalizer", normalizer_from_dict),
             pre_tokenizer=part("pre_tokenizer", pre_tokenizer_from_dict),
             post_processor=part("post_processor", post_processor_from_dict),
@@ -1723,6 +1729,32 @@ def piece_cut(pre: RegexSplit, buf: str, start: int = 0, limit: int | None = Non
 
 def _rebuild(data, name, backend="auto") -> Tokenizer:
     return Tokenizer.from_dict(data, name=name, backend=backend)
+
+
+def _hf_added_ids(added: list[AddedToken], model: Model) -> list[AddedToken]:
+    """The ids HF gives the ``added_tokens`` of a tokenizer.json: a token the model has keeps
+    the model's id; any other gets the next free id after the model's vocabulary, in file
+    order, whatever id the file states (HF warns and does the same)."""
+    import warnings
+
+    size = len(model) if isinstance(model, BPE) else len(model.get_vocab())
+    out: list[AddedToken] = []
+    given: dict[str, int] = {}
+    for t in added:
+        if t.content in given:
+            out.append(dataclasses.replace(t, id=given[t.content]))
+            continue
+        known = model.token_to_id(t.content)
+        if known is None:
+            top = max(given.values(), default=None)
+            known = size if top is None or (top < size and size > 0) else top + 1
+        if known != t.id:
+            warnings.warn(f"added token {t.content!r} has id {t.id} in the file; HF tokenizers gives it {known}, "
+                          "and so does tokenforge", stacklevel=4)
+            t = dataclasses.replace(t, id=known)
+        given[t.content] = t.id
+        out.append(t)
+    return out
 
 
 def _words(value: Any, what: str) -> list[str]:

@@ -118,3 +118,51 @@ def test_hf_round_trip_keeps_the_native_scanner(tmp_path, name):
     assert back._plan.describe() == tok._plan.describe()
     text = "x 12345 1919 ab\n\n  cd"
     assert back.encode(text) == tok.encode(text)
+
+
+def _bert_doc(shared_data):
+    return json.loads((shared_data / "vocab" / "hf" / "bert-base-uncased_wordpiece_tokenizer.json").read_text())
+
+
+def _added(i, content, special=True):
+    return {"id": i, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
+            "normalized": False, "special": special}
+
+
+@pytest.mark.parametrize("bad", [-1, 2**40, "30522", 30522.0, True, None])
+def test_added_token_ids_that_hf_refuses_are_refused(shared_data, tmp_path, bad):
+    tokenizers = pytest.importorskip("tokenizers")
+    doc = _bert_doc(shared_data)
+    doc["added_tokens"].append(_added(bad, "<x>"))
+    with pytest.raises(Exception):
+        tokenizers.Tokenizer.from_str(json.dumps(doc))
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(FileFormatError, match=r"tokenizer.json.*<x>"):
+        tokenforge.load(path)
+
+
+@pytest.mark.parametrize("ids", [(30600, 30700), (30523, 30522), (5, 6), (30522, 30523)])
+def test_added_token_ids_are_assigned_as_hf_assigns_them(shared_data, ids):
+    tokenizers = pytest.importorskip("tokenizers")
+    doc = _bert_doc(shared_data)
+    doc["added_tokens"] += [_added(ids[0], "<x>"), _added(ids[1], "<y>", special=False)]
+    hf = tokenizers.Tokenizer.from_str(json.dumps(doc))
+    with pytest.warns(UserWarning) if ids != (30522, 30523) else _no_warning():
+        tok = tokenforge.Tokenizer.from_dict(doc)
+    text = "a <x> b <y> c"
+    assert tok.encode(text, allowed_special="all") == hf.encode(text).ids
+    assert (tok.token_to_id("<x>"), tok.token_to_id("<y>")) == (hf.token_to_id("<x>"), hf.token_to_id("<y>"))
+
+
+def _no_warning():
+    import contextlib
+    import warnings
+
+    @contextlib.contextmanager
+    def ctx():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            yield
+
+    return ctx()

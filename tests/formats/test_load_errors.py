@@ -108,10 +108,10 @@ HF_LIKE = {
     "version": "1.0",
     "truncation": None,
     "padding": None,
-    "added_tokens": [{"id": 0, "content": "<|endoftext|>", "special": True}],
+    "added_tokens": [{"id": 3, "content": "<|endoftext|>", "special": True}],
     "normalizer": None,
     "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False},
-    "model": {"type": "BPE", "vocab": {"a": 1, "b": 2, "ab": 3}, "merges": ["a b"]},
+    "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]},
     "decoder": {"type": "ByteLevel"},
 }
 
@@ -122,7 +122,7 @@ def test_hf_tokenizer_json_is_detected_and_loaded(tmp_path, name):
     path.write_text(json.dumps(HF_LIKE, indent=2))
     tok = tokenforge.load(path)
     assert isinstance(tok, tokenforge.Tokenizer)
-    assert tok.encode("ab") == [3]
+    assert tok.encode("ab") == [2] and tok.encode("ab<|endoftext|>", allowed_special="all") == [2, 3]
 
 
 def test_hf_tokenizer_json_with_an_unknown_component_names_it_and_the_file(tmp_path):

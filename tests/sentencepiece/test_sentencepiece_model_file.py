@@ -256,3 +256,16 @@ def test_random_bytes_raise_only_file_format_error(data):
         assert str(exc)  # a message, never an empty error
     else:  # what parses re-encodes to bytes that parse the same way
         assert decode_model(encode_model(proto)) == proto
+
+
+def test_a_nan_score_in_a_bpe_model_is_refused_naming_the_file_and_piece(shared_data, tmp_path):
+    import tokenforge
+    from tokenforge.errors import FileFormatError
+    from tokenforge.sentencepiece import proto
+
+    m = proto.read_model(shared_data / "vocab" / "sentencepiece" / "mistral_v1_tokenizer.model")
+    m.pieces[5000].score = float("nan")
+    path = tmp_path / "nan.model"
+    proto.write_model(m, path)
+    with pytest.raises(FileFormatError, match=r"nan\.model.*piece 5000"):
+        tokenforge.load(path)

@@ -30,6 +30,7 @@ classes: ``encode_piece(piece, dropout=p, rng=random.Random(seed))``.
 from __future__ import annotations
 
 import heapq
+import math
 import random
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
@@ -722,9 +723,16 @@ class PieceBPE(Model):
         that ``"<unk>"`` is UNKNOWN). The unknown token is the UNKNOWN piece.
         """
         pieces = list(pieces)
+        scores = list(scores)
+        for n, sc in enumerate(scores):
+            # A NaN score compares false with everything: sentencepiece's merge order becomes
+            # undefined, so such a model is refused, as the Unigram loader refuses it.
+            if isinstance(sc, bool) or not isinstance(sc, (int, float)) or math.isnan(sc):
+                name = pieces[n] if n < len(pieces) else "?"
+                raise FileFormatError(f"score of piece {n} ({name!r}) must be a number, got {sc!r}")
         if types is None:
             types = [PieceType.UNKNOWN if p == "<unk>" else PieceType.NORMAL for p in pieces]
-        sp = SentencePieceTables(pieces, list(scores), list(types), bool(byte_fallback))
+        sp = SentencePieceTables(pieces, scores, list(types), bool(byte_fallback))
         self = cls.__new__(cls)
         self._vocab = {}
         for i, p in enumerate(pieces):
