@@ -49,16 +49,19 @@ def bert_wordpiece(
     from .tokenizer import AddedToken, Tokenizer
 
     if not isinstance(vocab, Mapping):
+        from .errors import FileFormatError
         from .formats.bert_vocab import load_bert_vocab
 
         path = vocab
         vocab = load_bert_vocab(path)
         name = name or os.path.basename(os.fspath(path))
+        for role, token in (("cls_token", cls_token), ("sep_token", sep_token)):
+            if token not in vocab:  # HF's BertWordPieceTokenizer refuses it: no [CLS] ... [SEP] template
+                raise FileFormatError(f"{role} {token!r} is not in the vocabulary; BERT's template needs it "
+                                      f"(pass {role}= if this vocabulary names it differently)", path=path)
         try:
             model = WordPiece(vocab, unk_token, wordpieces_prefix, max_input_chars_per_word)
         except Exception as exc:  # name the file in the message
-            from .errors import FileFormatError
-
             raise FileFormatError(str(exc), path=path) from None
     else:
         model = WordPiece(vocab, unk_token, wordpieces_prefix, max_input_chars_per_word)

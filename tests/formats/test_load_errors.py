@@ -207,3 +207,15 @@ def test_a_rank_file_named_tokenizer_model_is_read_as_tiktoken(tmp_path, small_t
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "differential" / "spm_test_unigram.model.xz"
     spm.write_bytes(lzma.decompress(fixture.read_bytes()))
     assert detect_format(spm) == "sentencepiece"
+
+
+@pytest.mark.parametrize("missing", ["[CLS]", "[SEP]"])
+def test_a_bert_vocab_without_cls_or_sep_is_refused_as_hf_refuses_it(tmp_path, missing):
+    tokenizers = pytest.importorskip("tokenizers")
+    tokens = [t for t in ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "##s"] if t != missing]
+    path = tmp_path / "vocab.txt"
+    path.write_text("\n".join(tokens) + "\n")
+    with pytest.raises(Exception):
+        tokenizers.BertWordPieceTokenizer(str(path))
+    with pytest.raises(FileFormatError, match=rf"vocab.txt.*{missing[1:-1]}"):
+        tokenforge.load(path)

@@ -269,3 +269,45 @@ def test_a_nan_score_in_a_bpe_model_is_refused_naming_the_file_and_piece(shared_
     proto.write_model(m, path)
     with pytest.raises(FileFormatError, match=r"nan\.model.*piece 5000"):
         tokenforge.load(path)
+
+
+@pytest.mark.parametrize("defect", ["trie-size", "byte-without-fallback", "bad-byte-piece", "two-unk", "no-unk",
+                                    "fallback-without-bytes", "duplicate", "name-without-blob"])
+def test_models_sentencepiece_refuses_are_refused_and_the_rest_agree(shared_data, tmp_path, defect):
+    import tokenforge
+    from tokenforge.errors import FileFormatError
+    from tokenforge.sentencepiece import proto
+    from tokenforge.sentencepiece.constants import PieceType
+
+    spm = pytest.importorskip("sentencepiece")
+    m = proto.read_model(shared_data / "vocab" / "sentencepiece" / "spm_test_unigram.model")
+    if defect == "trie-size":
+        blob = bytearray(m.normalizer_spec.precompiled_charsmap)
+        blob[0] ^= 0x40
+        m.normalizer_spec.precompiled_charsmap = bytes(blob)
+    elif defect in ("byte-without-fallback", "bad-byte-piece"):
+        m.pieces[10].type = PieceType.BYTE
+        if defect == "bad-byte-piece":
+            m.trainer_spec.byte_fallback = True
+            m.pieces[10].piece = "<0xZZ>"
+    elif defect == "two-unk":
+        m.pieces[10].type = PieceType.UNKNOWN
+    elif defect == "no-unk":
+        m.pieces[0].type = PieceType.NORMAL
+    elif defect == "fallback-without-bytes":
+        m.trainer_spec.byte_fallback = True
+    elif defect == "duplicate":
+        m.pieces[11].piece = m.pieces[10].piece
+    else:  # a rule name without its blob: sentencepiece does not normalize
+        m.normalizer_spec.precompiled_charsmap = b""
+        m.normalizer_spec.name = "nmt_nfkc"
+    path = tmp_path / "m.model"
+    proto.write_model(m, path)
+    text = "Ｈｅｌｌｏ  world ①"
+    try:
+        want = spm.SentencePieceProcessor(model_file=str(path)).encode(text)
+    except Exception:
+        with pytest.raises(FileFormatError, match=r"m\.model: .*sentencepiece refuses"):
+            tokenforge.load(path)
+        return
+    assert tokenforge.load(path).encode(text) == want

@@ -49,16 +49,15 @@ def tokenizer_from_proto(
     pieces into UTF-8 and ``▁`` back into spaces, as ``sentencepiece`` does.
     ``path`` only names the file in errors.
     """
+    check_like_sentencepiece(proto, path)
     spec = proto.normalizer_spec
     ts = proto.trainer_spec
     pieces = [p.piece for p in proto.pieces]
     types = [int(p.type) for p in proto.pieces]
     scores = [float(p.score) for p in proto.pieces]
     user_defined = [p for p, t in zip(pieces, types) if t == PieceType.USER_DEFINED]
-    if spec.precompiled_charsmap:
-        rules: Any = spec.precompiled_charsmap
-    else:
-        rules = spec.name or "identity"
+    # sentencepiece normalizes with the blob alone: a name without a blob is no rule at all.
+    rules: Any = spec.precompiled_charsmap if spec.precompiled_charsmap else "identity"
     normalizer = SentencePieceNormalizer(
         rules,
         add_dummy_prefix=spec.add_dummy_prefix,
@@ -121,6 +120,55 @@ def tokenizer_from_proto(
         name=name,
         specials_in_text="text",  # sentencepiece never reads control pieces from text
     )
+
+
+def check_like_sentencepiece(proto: ModelProto, path: Any = None) -> None:
+    """Refuse what ``sentencepiece`` refuses when it loads a model (``model_interface.cc``,
+    ``normalizer.cc``), with its reasons: an empty or repeated piece, no unknown piece or
+    two, a byte piece without byte fallback or one that is not ``<0xXX>``, byte fallback
+    without all 256 byte pieces, a charsmap whose trie size is not a multiple of 1024
+    bytes or does not fit the blob."""
+    from .constants import byte_piece
+
+    def fail(msg: str) -> FileFormatError:
+        return FileFormatError(f"{msg} (sentencepiece refuses this model too)", path=path)
+
+    byte_fallback = bool(proto.trainer_spec.byte_fallback)
+    seen_normal: dict[str, int] = {}
+    seen_reserved: dict[str, int] = {}
+    unk = None
+    byte_ids: dict[int, int] = {}
+    valid_bytes = {byte_piece(b): b for b in range(256)}
+    for i, p in enumerate(proto.pieces):
+        if not p.piece:
+            raise fail(f"piece {i} is empty")
+        normal = p.type in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
+        table = seen_normal if normal else seen_reserved
+        if p.piece in table:
+            raise fail(f"piece {i} {p.piece!r} is already defined (as piece {table[p.piece]})")
+        table[p.piece] = i
+        if p.type == PieceType.UNKNOWN:
+            if unk is not None:
+                raise fail(f"piece {i} {p.piece!r} is a second unknown piece (the first is piece {unk})")
+            unk = i
+        if p.type == PieceType.BYTE:
+            if not byte_fallback:
+                raise fail(f"byte piece {i} {p.piece!r} is found although byte_fallback is false")
+            if p.piece not in valid_bytes:
+                raise fail(f"byte piece {i} {p.piece!r} is not of the form <0xXX>")
+            byte_ids[valid_bytes[p.piece]] = i
+    if unk is None:
+        raise fail("no piece has type UNKNOWN")
+    if byte_fallback and len(byte_ids) != 256:
+        raise fail(f"byte_fallback is true but there are {len(byte_ids)} byte pieces, not 256")
+    blob = proto.normalizer_spec.precompiled_charsmap
+    if blob:
+        size = int.from_bytes(blob[:4], "little") if len(blob) > 4 else None
+        if size is None or size >= len(blob):
+            raise fail(f"normalizer_spec.precompiled_charsmap: the trie size {size} does not fit the "
+                       f"{len(blob)}-byte blob")
+        if size % 1024:
+            raise fail(f"normalizer_spec.precompiled_charsmap: the trie size {size} is not a multiple of 1024")
 
 
 def hf_approximation(tokenizer: Tokenizer) -> dict[str, Any]:
