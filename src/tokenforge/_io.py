@@ -10,17 +10,34 @@ import tempfile
 from pathlib import Path
 from typing import IO, Iterator
 
-from .errors import TokenizerFileNotFoundError
+from .errors import SaveError, TokenizerFileNotFoundError
+
+
+def _writable(path: str | os.PathLike) -> Path:
+    """``path`` as a file that can be written, else :class:`SaveError` saying why."""
+    if not os.fspath(path):
+        raise SaveError("cannot save to an empty path")
+    p = Path(path)
+    if p.is_dir():
+        raise SaveError(f"{p}: is a directory; give a file name")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise SaveError(f"{p}: the folder {parent} does not exist")
+    return p
 
 
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     """Write to a temporary file beside ``path`` and rename it over ``path`` only
     when the block finishes without error. An interrupted write leaves the old
-    file as it was and no temporary file behind."""
-    path = Path(path)
+    file as it was and no temporary file behind. OS failures raise :class:`SaveError`
+    naming ``path`` (not the temporary file)."""
+    path = _writable(path)
     directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise SaveError(f"{path}: cannot write in {directory} ({exc.strerror})") from None
     try:
         kwargs = {"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}
         with os.fdopen(fd, mode, **kwargs) as f:
@@ -29,6 +46,12 @@ def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, SaveError):
+            raise
+        raise SaveError(f"{path}: cannot be written ({exc.strerror or exc})") from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -108,6 +131,24 @@ def read_text(path: str | os.PathLike) -> str:
         raise FileFormatError(
             f"not valid UTF-8 at byte {exc.start} ({exc.reason})", path=path, line=line
         ) from None
+
+
+def parse_json(text: str | bytes, path: object) -> object:
+    """``json.loads`` with every failure as :class:`FileFormatError` naming the file and line
+    (a document nested a thousand levels deep included, which ``json`` reports as a
+    ``RecursionError``)."""
+    import json
+
+    from .errors import FileFormatError
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FileFormatError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from None
+    except RecursionError:
+        raise FileFormatError("JSON nested too deeply to be a tokenizer file", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise FileFormatError(f"not valid UTF-8 at byte {exc.start}", path=path) from None
 
 
 def sha256_file(path: str | os.PathLike) -> str:

@@ -96,6 +96,11 @@ class UnknownModelError(UnknownEncodingError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class SaveError(TokenforgeError, OSError):
+    """A tokenizer file cannot be written (the message names the file and the reason;
+    the file that was there before is left as it was)."""
+
+
 class PrepareError(TokenforgeError, OSError):
     """Preparing a corpus failed: a shard or checkpoint cannot be written, or an
     interrupted run cannot be resumed as asked. The message names the file."""

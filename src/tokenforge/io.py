@@ -35,7 +35,7 @@ import os
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
-from ._io import read_bytes
+from ._io import read_bytes, read_text
 from .errors import FileFormatError, TokenizerFileNotFoundError
 from .formats import LOAD_FORMATS, save, to_hf_live
 from .tokenizer import Tokenizer
@@ -203,11 +203,9 @@ def _load_pipeline(p: Path, fmt: str, name: str | None, lowercase: bool | None):
 
     if fmt == "hf":
         f = p / "tokenizer.json" if p.is_dir() else p
-        try:
-            data = json.loads(read_bytes(f).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            line = getattr(exc, "lineno", None)
-            raise FileFormatError(f"not valid JSON ({getattr(exc, 'msg', exc)})", path=f, line=line) from None
+        from ._io import parse_json
+
+        data = parse_json(read_text(f), f)
         if not isinstance(data, dict):
             raise FileFormatError(f"a tokenizer.json holds a JSON object, not {type(data).__name__}", path=f)
         if p.is_dir():  # a transformers folder: its settings (special-token names, chat template) too

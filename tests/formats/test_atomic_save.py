@@ -238,3 +238,31 @@ def test_unwritable_model_is_rejected_before_touching_the_old_file(tmp_path, old
     with pytest.raises(tokenforge.FileFormatError):
         dup.save(str(target), format=fmt)
     assert _files(tmp_path) == before
+
+
+@pytest.mark.parametrize("where", ["empty", "folder", "missing-folder"])
+def test_save_failures_name_the_target_not_a_temporary_file(tmp_path, where):
+    tok = tokenforge.get_encoding("gpt2")
+    target = {"empty": "", "folder": str(tmp_path), "missing-folder": str(tmp_path / "nope" / "t.json")}[where]
+    with pytest.raises(tokenforge.SaveError) as info:
+        tok.save(target)
+    assert isinstance(info.value, OSError)
+    message = str(info.value)
+    assert ".tmp" not in message and (target in message or "empty path" in message)
+    assert [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")] == []
+
+
+def test_an_os_error_during_the_write_is_a_save_error_naming_the_file(tmp_path, monkeypatch):
+    import os
+
+    tok = tokenforge.get_encoding("gpt2")
+    target = tmp_path / "t.json"
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(tokenforge.SaveError, match=r"t\.json: cannot be written \(No space left on device\)"):
+        tok.save(str(target))
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == []

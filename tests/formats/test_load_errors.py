@@ -219,3 +219,26 @@ def test_a_bert_vocab_without_cls_or_sep_is_refused_as_hf_refuses_it(tmp_path, m
         tokenizers.BertWordPieceTokenizer(str(path))
     with pytest.raises(FileFormatError, match=rf"vocab.txt.*{missing[1:-1]}"):
         tokenforge.load(path)
+
+
+@pytest.mark.parametrize("name", ["tokenizer.json", "t.tokenforge.json", "vocab.json"])
+def test_json_nested_too_deeply_is_a_format_error_naming_the_file(tmp_path, name):
+    deep = "[" * 5000 + "]" * 5000
+    path = tmp_path / name
+    body = {"tokenizer.json": '{"model": %s}', "t.tokenforge.json": '{"format_version": 2, "x": %s}',
+            "vocab.json": "%s"}[name] % deep
+    path.write_text(body)
+    if name == "vocab.json":
+        (tmp_path / "merges.txt").write_text("")
+    with pytest.raises(FileFormatError, match=rf"{name}: JSON nested too deeply"):
+        tokenforge.load(path)
+
+
+def test_an_unknown_sentencepiece_model_type_is_named(tmp_path, shared_data):
+    from tokenforge.sentencepiece import proto
+
+    m = proto.read_model(shared_data / "vocab" / "sentencepiece" / "spm_test_unigram.model")
+    m.trainer_spec.model_type = 99
+    proto.write_model(m, tmp_path / "m.model")
+    with pytest.raises(FileFormatError, match=r"m\.model: SentencePiece model_type 99 \(not a sentencepiece"):
+        tokenforge.load(tmp_path / "m.model")

@@ -15,17 +15,14 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from .. import bytelevel
-from .._io import atomic_write_files, read_text
+from .._io import atomic_write_files, parse_json, read_text
 from ..errors import FileFormatError, SpecialTokenError
 from ..models.bpe import BPE
 
 
 def read_vocab_json(path: str | os.PathLike) -> dict[str, int]:
     text = read_text(path)
-    try:
-        vocab = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FileFormatError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from None
+    vocab = parse_json(text, path)
     if not isinstance(vocab, dict):
         raise FileFormatError(f"expected a JSON object of token -> id, found {type(vocab).__name__}", path=path)
     seen: dict[int, str] = {}

@@ -221,7 +221,7 @@ def read_transformers_config(directory: str | os.PathLike) -> dict[str, Any]:
     (token values that are ``{"content": ...}`` objects become their strings)."""
     from pathlib import Path
 
-    from .._io import read_text
+    from .._io import parse_json, read_text
 
     d = Path(directory)
     merged: dict[str, Any] = {}
@@ -229,10 +229,7 @@ def read_transformers_config(directory: str | os.PathLike) -> dict[str, Any]:
         f = d / name
         if not f.is_file():
             continue
-        try:
-            data = json.loads(read_text(f))
-        except json.JSONDecodeError as exc:
-            raise FileFormatError(f"not valid JSON ({exc.msg})", path=f, line=exc.lineno) from None
+        data = parse_json(read_text(f), f)
         if not isinstance(data, dict):
             raise FileFormatError("expected a JSON object", path=f)
         merged.update(data)

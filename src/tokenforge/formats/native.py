@@ -35,7 +35,7 @@ import json
 import os
 from typing import Any
 
-from .._io import atomic_write, read_text
+from .._io import atomic_write, parse_json, read_text
 from ..errors import FileFormatError
 
 FORMAT_VERSION = 2
@@ -131,10 +131,7 @@ def dumps(data: dict[str, Any]) -> str:
 
 def loads(text: str, path: object = "<native>") -> dict[str, Any]:
     """Parse and verify a native document; return the ``to_dict`` form."""
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FileFormatError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from None
+    doc = parse_json(text, path)
     if not isinstance(doc, dict) or "format_version" not in doc:
         hint = ""
         if isinstance(doc, dict) and "model" in doc and ("added_tokens" in doc or "normalizer" in doc):

@@ -79,7 +79,7 @@ def tokenizer_from_proto(
         model = PieceBPE.from_sentencepiece(pieces, scores, types, byte_fallback=ts.byte_fallback)
     else:
         raise FileFormatError(
-            f"SentencePiece model_type {ModelType(ts.model_type).name} is not supported (only UNIGRAM and BPE)",
+            f"SentencePiece model_type {_model_type_name(ts.model_type)} is not supported (only UNIGRAM and BPE)",
             path=path,
         )
     controls = [AddedToken(p, i, special=True) for i, (p, t) in enumerate(zip(pieces, types)) if t == PieceType.CONTROL]
@@ -120,6 +120,13 @@ def tokenizer_from_proto(
         name=name,
         specials_in_text="text",  # sentencepiece never reads control pieces from text
     )
+
+
+def _model_type_name(value: int) -> str:
+    try:
+        return ModelType(value).name
+    except ValueError:
+        return f"{value} (not a sentencepiece model type)"
 
 
 def check_like_sentencepiece(proto: ModelProto, path: Any = None) -> None:
