@@ -34,8 +34,9 @@ def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     naming ``path`` (not the temporary file)."""
     path = _writable(path)
     directory = path.parent if str(path.parent) else Path(".")
+    remove_stale_temporaries(directory, [path.name])
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=directory)
     except OSError as exc:
         raise SaveError(f"{path}: cannot write in {directory} ({exc.strerror})") from None
     try:
@@ -58,26 +59,114 @@ def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         raise
 
 
+JOURNAL = ".tokenforge-save.json"
+
+
+def _temp_prefix(path: Path) -> str:
+    # The writer's pid is in the name, so a later save can tell a dead writer's leftovers.
+    return f".{path.name}.{os.getpid()}."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, but not ours to signal
+        return True
+    return True
+
+
+def remove_stale_temporaries(directory: Path, names: list[str]) -> None:
+    """Delete the temporary and backup files an interrupted save of ``names`` left in
+    ``directory`` (their writer is no longer running)."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        for name in names:
+            head = f".{name}."
+            if entry.name.startswith(head) and entry.name.endswith((".tmp", ".bak")):
+                pid = entry.name[len(head):].split(".", 1)[0]
+                if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
+
+
+def _sha256_text(path: Path) -> str | None:
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def check_interrupted_save(directory: str | os.PathLike) -> None:
+    """Raise :class:`FileFormatError` if a save of several files into ``directory`` was
+    interrupted between its renames (its journal says which files are new and which old)."""
+    import json
+
+    from .errors import FileFormatError
+
+    journal = Path(directory) / JOURNAL
+    if not journal.is_file():
+        return
+    try:
+        doc = json.loads(journal.read_text(encoding="utf-8"))
+        new, old = doc["new"], doc["old"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # not a journal this version wrote: nothing to check
+    now = {name: _sha256_text(Path(directory) / name) for name in new}
+    if all(now[n] == new[n] for n in new) or all(now[n] == old.get(n) for n in new):
+        return  # the save finished, or never replaced anything
+    fresh = sorted(n for n in new if now[n] == new[n])
+    stale = sorted(n for n in new if now[n] != new[n])
+    raise FileFormatError(
+        f"a save into this folder was interrupted: {', '.join(fresh)} new, {', '.join(stale)} still old; "
+        f"save the tokenizer again (or delete {JOURNAL} if you edited the files by hand)",
+        path=directory,
+    )
+
+
 def atomic_write_files(contents: dict[Path, str]) -> None:
     """Replace several text files together: all are written to temporary files
     first, and if any rename fails the files already replaced are restored, so
-    a pair such as vocab.json + merges.txt never ends up half old, half new."""
+    a pair such as vocab.json + merges.txt never ends up half old, half new. A
+    journal (``.tokenforge-save.json``) holds the new and old sha256 of each file
+    while the renames run, so that even a killed process leaves a pair that
+    :func:`check_interrupted_save` recognises."""
+    import hashlib
+    import json
+
     temps: dict[Path, str] = {}
     backups: dict[Path, str] = {}
     replaced: list[Path] = []
+    parents = {p.parent for p in contents}
+    directory = parents.pop() if len(parents) == 1 else None
+    if directory is not None:
+        remove_stale_temporaries(directory, [p.name for p in contents] + [JOURNAL])
     try:
         for path, text in contents.items():
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
             temps[path] = tmp
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
             os.chmod(tmp, 0o644)
+        if directory is not None:
+            journal = {
+                "new": {p.name: hashlib.sha256(t.encode("utf-8")).hexdigest() for p, t in contents.items()},
+                "old": {p.name: _sha256_text(p) for p in contents},
+            }
+            with atomic_write(directory / JOURNAL) as f:
+                f.write(json.dumps(journal))
         for path in contents:
             if path.exists():
                 # a hard link keeps the old file in place until the new one replaces it
-                bak = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.bak")
+                bak = str(path.parent / f"{_temp_prefix(path)}{secrets.token_hex(6)}.bak")
                 try:
                     os.link(path, bak)
                 except OSError:  # no hard links on this file system
@@ -101,7 +190,13 @@ def atomic_write_files(contents: dict[Path, str]) -> None:
         for leftover in list(temps.values()) + list(backups.values()):
             with contextlib.suppress(OSError):
                 os.unlink(leftover)
+        if directory is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(directory / JOURNAL)
         raise
+    if directory is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(directory / JOURNAL)
     for bak in backups.values():
         with contextlib.suppress(OSError):
             os.unlink(bak)

@@ -35,7 +35,7 @@ import os
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
-from ._io import read_bytes, read_text
+from ._io import check_interrupted_save, read_bytes, read_text
 from .errors import FileFormatError, TokenizerFileNotFoundError
 from .formats import LOAD_FORMATS, save, to_hf_live
 from .tokenizer import Tokenizer
@@ -169,6 +169,7 @@ def _load(path, pattern, special_tokens, name, lowercase) -> Tokenizer:
             raise FileFormatError(str(exc), path=p) from None
     if fmt == "gpt2":
         vocab_path, merges_path = _gpt2_paths(p)
+        check_interrupted_save(vocab_path.parent)
         for q in (vocab_path, merges_path):
             if not q.is_file():
                 raise TokenizerFileNotFoundError(f"{q}: no such file (GPT-2 format needs vocab.json and merges.txt)")
@@ -208,6 +209,8 @@ def _load_pipeline(p: Path, fmt: str, name: str | None, lowercase: bool | None):
         data = parse_json(read_text(f), f)
         if not isinstance(data, dict):
             raise FileFormatError(f"a tokenizer.json holds a JSON object, not {type(data).__name__}", path=f)
+        if p.is_dir():
+            check_interrupted_save(p)
         if p.is_dir():  # a transformers folder: its settings (special-token names, chat template) too
             from .formats.hf_json import read_transformers_config
 

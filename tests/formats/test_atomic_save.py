@@ -266,3 +266,30 @@ def test_an_os_error_during_the_write_is_a_save_error_naming_the_file(tmp_path, 
         tok.save(str(target))
     monkeypatch.undo()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_pair_save_killed_between_its_renames_is_detected_on_load(tmp_path, old_tok, new_tok):
+    """kill -9 between the two renames of vocab.json + merges.txt: simulated by running the
+    save in a child that dies (os._exit) right after the first rename."""
+    import subprocess
+    import sys
+
+    old_tok.save(str(tmp_path), format="gpt2")
+    new_tok.save(str(tmp_path / "new.json"))
+    code = (
+        "import os, tokenforge\n"
+        "real = os.replace\n"
+        "def replace(src, dst):\n"
+        "    real(src, dst)\n"
+        "    if str(dst).endswith('vocab.json'):\n"
+        "        os._exit(9)\n"
+        "os.replace = replace\n"
+        f"tokenforge.load({str(tmp_path / 'new.json')!r}).save({str(tmp_path)!r}, format='gpt2')\n"
+    )
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 9
+    with pytest.raises(tokenforge.FileFormatError, match="interrupted.*vocab.json new.*merges.txt still old"):
+        tokenforge.load(tmp_path)
+    # The next save cleans up and the pair is whole again; the dead writer's leftovers are gone.
+    new_tok.save(str(tmp_path), format="gpt2")
+    assert dict(tokenforge.load(tmp_path).mergeable_ranks) == dict(new_tok.mergeable_ranks)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["merges.txt", "new.json", "vocab.json"]
