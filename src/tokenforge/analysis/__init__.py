@@ -16,12 +16,14 @@
   UTF-8 bytes, through normalization (as HF tokenizers' ``NormalizedString``).
 * :mod:`.extend`: extending a vocabulary safely, with a regression report and
   embedding initialisation (Hewitt, 2021).
+* :mod:`.exposure`: which control tokens plain text can produce.
 """
 
 from __future__ import annotations
 
 from .accounting import Accounting, vocab_accounting
 from .compare import CompareReport, compare, plot, resolve_tokenizer, udhr_sample
+from .exposure import Exposure, special_exposure
 from .explain import (
     Explanation,
     explain,
@@ -61,6 +63,8 @@ from .metrics import (
 from .offsets import TokenSpan, encode_with_offsets, surrogate_alignment
 
 __all__ = [
+    "Exposure",
+    "special_exposure",
     "Accounting",
     "CompareReport",
     "Explanation",

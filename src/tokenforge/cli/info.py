@@ -14,6 +14,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     tok = _open_tokenizer(args.tokenizer)
     if getattr(args, "accounting", False):
         return accounting_main(tok, args)
+    if getattr(args, "specials", False):
+        return specials_main(tok, args)
     data = tok.to_dict()
 
     def kind(part):
@@ -86,9 +88,29 @@ def accounting_main(tok: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+def specials_main(tok: Any, args: argparse.Namespace) -> int:
+    """``tokenforge info --specials``: every control-looking token and what text holding it gives."""
+    from ..analysis.exposure import special_exposure
+
+    rows = special_exposure(tok)
+    if getattr(args, "json", False):
+        print_json([r.to_dict() for r in rows], indent=2)
+        return 0
+    print(f"{'token':<28} {'id':>8}  {'defined as':<15} in text")
+    for r in rows:
+        what = {"guarded": "raises unless allowed_special names it", "text": "ordinary text",
+                "REACHABLE": f"REACHABLE: plain text gives {list(r.ids_from_text)}"}[r.in_text]
+        print(f"{r.token:<28} {r.id:>8}  {r.source:<15} {what}")
+    reachable = sum(r.in_text == "REACHABLE" for r in rows)
+    print(f"{reachable} of {len(rows)} control-looking tokens can be produced by plain text")
+    return 0
+
+
 def register(sub: Any) -> None:
     i = sub.add_parser("info", help="vocab size, specials, pattern and hashes")
     i.add_argument("--tokenizer", "-t", default=DEFAULT_TOKENIZER, help="encoding name or tokenizer file")
     i.add_argument("--json", action="store_true")
+    i.add_argument("--specials", action="store_true",
+                   help="list the control tokens ([CLS], <s>, <|endoftext|>, ...) and whether plain text can produce them")
     i.set_defaults(func=cmd_info)
     register_accounting_args(i)  # --accounting --pad-to N --d-model D --untied
