@@ -1,4 +1,5 @@
-"""The compiled core against its references: the regex module, the pure-Python
+"""The compiled core against its references: the regex module (reading the split
+patterns with the pinned Unicode classes, see _pinned_unicode.py), the pure-Python
 twin of every algorithm, and tiktoken."""
 
 from __future__ import annotations
@@ -8,14 +9,13 @@ from array import array
 from functools import lru_cache
 
 import pytest
-import regex
+from _pinned_unicode import CLASSES, CODE_POINTS, generator, pinned_bits, reference_findall
 from _tiktoken_ref import reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenforge
 from tokenforge import _native
-from tokenforge.pretokenizers import PATTERNS
 from tokenforge.trainers.bpe import _byte_order, learn_merges
 from tokenforge.trainers.counting import count_text
 
@@ -27,17 +27,19 @@ def scanner(name: str):
     return core.CoreBPE({bytes([i]): i for i in range(256)}, {}, _native.SCANNERS[name])
 
 
-def test_unicode_tables_agree_with_the_regex_module_for_every_code_point():
+def test_unicode_tables_are_the_pinned_unicode_data_for_every_code_point():
+    """The built tables are tools/ucd/ as tools/gen_unicode_tables.py reads it (a build from
+    stale generated tables fails here); tests/native/test_unicode_versions.py checks that
+    data against tiktoken and HF."""
     table = array("H")
     table.frombytes(core.class_table())
     assert len(table) == 0x110000
-    cps = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
-    text = "".join(map(chr, cps))
-    for bit, cls in enumerate(["L", "N", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "WS", "P"]):
-        pattern = r"\s" if cls == "WS" else r"\p{%s}" % cls
-        expected = {cps[m.start()] for m in regex.finditer(pattern, text)}
-        got = {c for c in cps if table[c] >> bit & 1}
+    bits = pinned_bits()
+    for n, cls in enumerate(CLASSES):
+        got = {c for c in CODE_POINTS if table[c] >> n & 1}
+        expected = {c for c in CODE_POINTS if bits[c] >> n & 1}
         assert got == expected, (cls, sorted(got ^ expected)[:10])
+    assert core.UNICODE_SOURCE == generator().source()
 
 
 # Every class the patterns distinguish, and the characters their rules single out.
@@ -57,7 +59,7 @@ _ATOMS = list(
 @given(st.lists(st.sampled_from(_ATOMS), max_size=30).map("".join))
 def test_native_scanners_give_the_regex_module_pieces(text):
     for name in NAMES:
-        assert scanner(name).split(text) == regex.findall(PATTERNS[name], text), name
+        assert scanner(name).split(text) == reference_findall(name, text), name
 
 
 # The scanners classify ASCII 16 bytes at a time: letter runs across and along those
@@ -69,7 +71,7 @@ def test_native_scanners_give_the_regex_module_pieces(text):
        .map("".join))
 def test_native_scanners_on_long_letter_runs(text):
     for name in NAMES:
-        assert scanner(name).split(text) == regex.findall(PATTERNS[name], text), name
+        assert scanner(name).split(text) == reference_findall(name, text), name
 
 
 @settings(max_examples=300, deadline=None)
@@ -77,7 +79,7 @@ def test_native_scanners_on_long_letter_runs(text):
 def test_native_scanners_on_arbitrary_unicode(text):
     text = text.encode("utf-8", "replace").decode("utf-8")  # lone surrogates cannot be encoded
     for name in NAMES:
-        assert scanner(name).split(text) == regex.findall(PATTERNS[name], text), name
+        assert scanner(name).split(text) == reference_findall(name, text), name
 
 
 def test_native_scanners_on_real_text(shared_data):
@@ -91,7 +93,7 @@ def test_native_scanners_on_real_text(shared_data):
     texts.append((shared_data / "text" / "parallel" / "udhr_articles_aligned.tsv").read_text(encoding="utf-8")[:400_000])
     for text in texts:
         for name in NAMES:
-            assert scanner(name).split(text) == regex.findall(PATTERNS[name], text), name
+            assert scanner(name).split(text) == reference_findall(name, text), name
 
 
 @lru_cache(maxsize=None)
