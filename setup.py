@@ -1,9 +1,9 @@
 """Build the native core, tokenforge._core (see src/tokenforge/_core/).
 
 All metadata is in pyproject.toml; this file only declares the C++ extension
-and regenerates its Unicode tables from the ``regex`` module first (a build
-requirement), so the scanners classify characters exactly as the regex
-fallback does. Needs a C++17 compiler and nothing else.
+and regenerates its Unicode tables first, from the Unicode data pinned in
+tools/ucd/ (the versions tiktoken's and HF's regex engines use), so every build
+classifies characters the same way. Needs a C++17 compiler and nothing else.
 """
 
 import os
