@@ -14,10 +14,13 @@ from __future__ import annotations
 import codecs
 from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._component import Component, Registry
 from .errors import ArgumentTypeError, DecodeError, FileFormatError, InvalidArgumentError
+
+if TYPE_CHECKING:
+    from .pretokenizers import Regex
 
 _ERRORS = ("strict", "replace", "ignore", "backslashreplace", "surrogateescape")
 
@@ -352,12 +355,39 @@ class Fuse(Decoder):
 
 
 class Strip(Decoder):
-    """Remove up to ``start`` copies of ``content`` from the left of each token and ``stop`` from the right."""
+    """Remove up to ``left`` copies of ``content`` from the left of each token and ``right``
+    from the right (HF's argument names; ``start`` and ``stop``, the names of the serialized
+    fields, are accepted too).
+
+    >>> Strip(content="▁", left=1).decode(["▁a", "▁▁b"])
+    'a▁b'
+    """
 
     type_name = "Strip"
 
-    def __init__(self, content: str = " ", start: int = 0, stop: int = 0) -> None:
-        self.content, self.start, self.stop = content, int(start), int(stop)
+    def __init__(
+        self, content: str = " ", left: int = 0, right: int = 0, *, start: int | None = None, stop: int | None = None
+    ) -> None:
+        if start is not None:
+            left = start
+        if stop is not None:
+            right = stop
+        if not isinstance(content, str) or len(content) != 1:
+            raise InvalidArgumentError(f"Strip content must be one character, got {content!r}")
+        for name, value in (("left", left), ("right", right)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidArgumentError(f"Strip {name} must be a non-negative int, got {value!r}")
+        self.content, self.start, self.stop = content, left, right
+
+    @property
+    def left(self) -> int:
+        """How many ``content`` characters at most are removed from the left (HF's name)."""
+        return self.start
+
+    @property
+    def right(self) -> int:
+        """How many ``content`` characters at most are removed from the right (HF's name)."""
+        return self.stop
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         out = []
@@ -381,18 +411,49 @@ class Strip(Decoder):
 
 
 class Replace(Decoder):
-    """Replace a literal string (or regex) in each token."""
+    """Replace a literal string, or the matches of a regex, in each token.
+
+    ``pattern`` is a literal string, or a :class:`~tokenforge.pretokenizers.Regex`
+    (as ``tokenizers.Regex``; a string with ``regex_pattern=True`` too), read as HF
+    tokenizers reads it (Oniguruma's syntax and character classes); matches are found
+    as HF finds them, and an empty match inserts ``content``.
+
+    >>> Replace("▁", " ").decode(["▁Hey", "▁friend"])
+    ' Hey friend'
+    """
 
     type_name = "Replace"
 
-    def __init__(self, pattern: str, content: str, *, regex_pattern: bool = False) -> None:
+    def __init__(self, pattern: "str | Regex", content: str, *, regex_pattern: bool = False) -> None:
         import regex
 
+        from .pretokenizers import Regex, compile_oniguruma
+
+        if isinstance(pattern, Regex):
+            pattern, regex_pattern = pattern.pattern, True
+        elif not isinstance(pattern, str):
+            raise ArgumentTypeError(f"Replace pattern must be a str or a Regex, got {type(pattern).__name__}")
+        if not isinstance(content, str):
+            raise ArgumentTypeError(f"Replace content must be a str, got {type(content).__name__}")
         self.pattern, self.content, self.is_regex = pattern, content, regex_pattern
-        self._re = regex.compile(pattern if regex_pattern else regex.escape(pattern))
+        self._re = compile_oniguruma(pattern) if regex_pattern else regex.compile(regex.escape(pattern))
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
-        return [self._re.sub(lambda _m: self.content, t) for t in tokens]
+        from .pretokenizers import oniguruma_matches
+
+        out = []
+        for t in tokens:
+            if not t:
+                out.append(t)
+                continue
+            parts, pos = [], 0
+            for a, b in oniguruma_matches(self._re, t):
+                parts.append(t[pos:a])
+                parts.append(self.content)
+                pos = b
+            parts.append(t[pos:])
+            out.append("".join(parts))
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Replace", "pattern": {"Regex" if self.is_regex else "String": self.pattern}, "content": self.content}
@@ -405,7 +466,10 @@ class Replace(Decoder):
         if "content" not in d:
             raise FileFormatError("decoder 'Replace' needs the field 'content'")
         is_regex = "Regex" in pat
-        return cls(pat["Regex"] if is_regex else pat["String"], d["content"], regex_pattern=is_regex)
+        value = pat["Regex"] if is_regex else pat["String"]
+        if not isinstance(value, str) or not isinstance(d["content"], str):
+            raise FileFormatError("decoder 'Replace': pattern and content must be strings")
+        return cls(value, d["content"], regex_pattern=is_regex)
 
 
 class BPEDecoder(Decoder):

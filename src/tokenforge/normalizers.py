@@ -11,8 +11,9 @@ came from, so that token offsets survive normalization (as HF tokenizers'
 - a character rewritten into several (``ﬃ`` → ``f``, ``f``, ``i``) gives each
   of them the span of the one original character;
 - several characters rewritten into one or more (``e`` + U+0301 → ``é``, a
-  SentencePiece rule over a character sequence, a regex match) give each
-  output character the span of the whole rewritten group;
+  SentencePiece rule over a character sequence) give each output character
+  the span of the whole rewritten group; :class:`Replace` follows HF instead
+  (the span of the match's last character);
 - deleted characters leave no entry; inserted characters take the span of the
   character they are attached to (``Prepend`` and SentencePiece's dummy
   prefix: the first character; CJK spacing: the ideograph).
@@ -75,11 +76,15 @@ script beside it) and the tests skip exactly those:
   which HF lowercases);
 - StripAccents (every mark, M*): 315, mostly marks added in Unicode 10-14,
   which HF keeps, and U+1CF2, U+1CF3 (Lo since Unicode 10), which HF drops;
-- BertNormalizer: clean_text 13 (format characters U+0890, U+0891, U+08E2,
-  U+110CD, U+13430..U+13438, which HF keeps) and strip_accents (nonspacing
-  marks, Mn) 386, mostly marks added in Unicode 10-14, which HF keeps; of
-  all these only the Adlam marks U+1E944..U+1E946 occur in the shared
-  corpus (62 times, in the Adlam UDHR text).
+- BertNormalizer: strip_accents (nonspacing marks, Mn) 386, mostly marks
+  added in Unicode 10-14, which HF keeps; of all these only the Adlam marks
+  U+1E944..U+1E946 occur in the shared corpus (62 times, in the Adlam UDHR
+  text).
+
+BertNormalizer's clean_text keeps the 13 format characters that HF's tables
+predate (U+0890, U+0891, U+08E2, U+110CD, U+13430..U+13438), as HF does, so it
+agrees with HF on every code point; so do its CJK test (fixed ranges) and its
+white space (Unicode White_Space).
 
 The charsmap normalizers do not use ``unicodedata`` (the rules are in the
 blob); the grapheme clusters of :class:`Precompiled` come from ``regex`` and
@@ -110,6 +115,7 @@ from .errors import (
     InvalidSpanError,
 )
 from .sentencepiece.charsmap import NAMED_CHARSMAPS, Charsmap, decode_charsmap_field
+from .pretokenizers import Regex, compile_oniguruma, oniguruma_matches
 
 __all__ = [
     "NAMED_CHARSMAPS",
@@ -118,14 +124,17 @@ __all__ = [
     "NFKC",
     "NFKD",
     "BertNormalizer",
+    "ByteLevel",
     "Charsmap",
     "Identity",
     "NORMALIZERS",
     "Lowercase",
     "NormalizedText",
+    "Nmt",
     "Normalizer",
     "Precompiled",
     "Prepend",
+    "Regex",
     "Replace",
     "Sequence",
     "Strip",
@@ -621,12 +630,20 @@ def _is_cjk(cp: int) -> bool:
 _BERT_OTHER = frozenset(("Cc", "Cf", "Co", "Cs"))
 
 
+@cache
+def _bert_kept() -> frozenset[int]:
+    from ._unicode_tables import BERT_CONTROL_KEPT
+
+    return frozenset(c for a, b in BERT_CONTROL_KEPT for c in range(a, b + 1))
+
+
 def _bert_clean(c: str) -> str:
     # HF: first drop NUL, U+FFFD and C* except tab/LF/CR, then map white space to a space;
-    # so VT, FF and U+0085 (Cc and White_Space) are dropped.
+    # so VT, FF and U+0085 (Cc and White_Space) are dropped. Format characters newer than
+    # HF's tables are kept.
     if c in "\t\n\r":
         return " "
-    if c == "\x00" or c == "\ufffd" or unicodedata.category(c) in _BERT_OTHER:
+    if c == "\x00" or c == "\ufffd" or (unicodedata.category(c) in _BERT_OTHER and ord(c) not in _bert_kept()):
         return ""
     return " " if c in WHITE_SPACE else c
 
@@ -724,10 +741,15 @@ class BertNormalizer(Normalizer):
 class Replace(Normalizer):
     """Replace every match of ``pattern`` by ``content``.
 
-    ``pattern`` is a literal string, or a compiled regex (``regex`` or ``re``
-    module) for a regular expression. Serialized as HF does:
+    ``pattern`` is a literal string, or a regular expression: a
+    :class:`~tokenforge.pretokenizers.Regex` (as ``tokenizers.Regex``) or a compiled
+    ``regex``/``re`` pattern, whose source is read as HF tokenizers reads it
+    (Oniguruma's syntax and character classes, see
+    :func:`~tokenforge.pretokenizers.oniguruma_to_regex`). Serialized as HF does:
     ``{"pattern": {"String": ...}}`` or ``{"pattern": {"Regex": ...}}``.
-    Empty matches are ignored.
+    Matches are found as HF finds them, and an empty match inserts ``content``.
+    As in HF, each character of ``content`` maps to the span of the match's last
+    character (of the character before an empty match; ``(0, 0)`` at the start).
 
     >>> Replace(" ", "▁").normalize_str("a b  c")
     'a▁b▁▁c'
@@ -737,17 +759,19 @@ class Replace(Normalizer):
 
     type_name = "Replace"
 
-    def __init__(self, pattern: str | Any, content: str) -> None:
+    def __init__(self, pattern: str | Regex | Any, content: str) -> None:
         if isinstance(pattern, str):
             self.pattern: str = pattern
             self.is_regex = False
             self._re = regex.compile(regex.escape(pattern))
-        elif hasattr(pattern, "pattern") and hasattr(pattern, "finditer"):
+        elif isinstance(pattern, Regex) or (hasattr(pattern, "pattern") and hasattr(pattern, "finditer")):
+            if not isinstance(pattern.pattern, str):
+                raise ArgumentTypeError(f"pattern must be a str regex, got {type(pattern.pattern).__name__}")
             self.pattern = pattern.pattern
             self.is_regex = True
-            self._re = regex.compile(pattern.pattern)
+            self._re = compile_oniguruma(pattern.pattern)
         else:
-            raise ArgumentTypeError(f"pattern must be a str or a compiled regex, got {type(pattern).__name__}")
+            raise ArgumentTypeError(f"pattern must be a str, a Regex or a compiled regex, got {type(pattern).__name__}")
         if not isinstance(content, str):
             raise ArgumentTypeError(f"content must be a str, got {type(content).__name__}")
         if not self.is_regex and not pattern:
@@ -756,11 +780,30 @@ class Replace(Normalizer):
 
     def _matches(self, text: str) -> list[tuple[int, int, str]]:
         c = self.content
-        return [(m.start(), m.end(), c) for m in self._re.finditer(text) if m.end() > m.start()]
+        if not text:
+            return []
+        return [(a, b, c) for a, b in oniguruma_matches(self._re, text)]
 
     def normalize(self, nt: NormalizedText) -> NormalizedText:
-        segs = self._matches(nt.normalized)
-        return nt._rewrite(segs) if segs else nt
+        text = nt.normalized
+        segs = self._matches(text)
+        if not segs:
+            return nt
+        al = nt.alignment
+        out: list[str] = []
+        spans: list[Span] = []
+        pos = 0
+        for a, b, c in segs:
+            out.append(text[pos:a])
+            spans.extend(al[pos:a])
+            if c:
+                span = al[b - 1] if b > 0 else (0, 0)
+                out.append(c)
+                spans.extend([span] * len(c))
+            pos = b
+        out.append(text[pos:])
+        spans.extend(al[pos:])
+        return NormalizedText(nt.original, "".join(out), spans)
 
     def normalize_str(self, text: str) -> str:
         if not self.is_regex:
@@ -801,10 +844,9 @@ class Replace(Normalizer):
                 raise FileFormatError("normalizer 'Replace': field 'pattern.String' must not be empty")
             return cls(value, content)
         try:
-            compiled = regex.compile(value)
-        except regex.error as exc:
+            return cls(Regex(value), content)
+        except FileFormatError as exc:
             raise FileFormatError(f"normalizer 'Replace': field 'pattern.Regex' is not a valid regex: {exc}") from None
-        return cls(compiled, content)
 
 
 class Prepend(Normalizer):
@@ -888,6 +930,59 @@ class Strip(Normalizer):
         return cls(_field(d, "strip_left", bool), _field(d, "strip_right", bool))
 
 
+@cache
+def _byte_level_table() -> _CharTable:
+    from .bytelevel import bytes_to_unicode
+
+    table = bytes_to_unicode()
+    return _CharTable(lambda c: "".join(table[b] for b in c.encode("utf-8", "surrogatepass")))
+
+
+class ByteLevel(Normalizer):
+    """Write each character as its UTF-8 bytes in GPT-2's printable byte alphabet
+    (``Ġ`` for a space), as HF tokenizers' ``ByteLevel`` normalizer. Every byte's
+    character maps to the character it came from.
+
+    >>> ByteLevel().normalize_str("é a")
+    'Ã©Ġa'
+    """
+
+    type_name = "ByteLevel"
+
+    def normalize(self, nt: NormalizedText) -> NormalizedText:
+        return nt._map_chars(_byte_level_table())
+
+    def normalize_str(self, text: str) -> str:
+        return text.translate(_byte_level_table())
+
+
+#: Nmt: control characters it drops, and characters it turns into a space (HF tokenizers'
+#: ``Nmt``, the NMT rules of sentencepiece without NFKC).
+_NMT_DROPPED = frozenset((*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F))
+_NMT_SPACE = frozenset(
+    (0x09, 0x0A, 0x0C, 0x0D, 0x1680, *range(0x200B, 0x2010), 0x2028, 0x2029, 0x2581, 0xFEFF, 0xFFFD)
+)
+_NMT = _CharTable(lambda c: "" if ord(c) in _NMT_DROPPED else " " if ord(c) in _NMT_SPACE else c)
+
+
+class Nmt(Normalizer):
+    """HF tokenizers' ``Nmt``: drop ASCII control characters (except tab, LF, FF, CR)
+    and U+008F, U+009F; turn tab, LF, FF, CR, U+1680, U+200B..U+200F, U+2028, U+2029,
+    U+2581, U+FEFF and U+FFFD into a space.
+
+    >>> Nmt().normalize_str("a\\tb\\x01c\\u200bd")
+    'a bc d'
+    """
+
+    type_name = "Nmt"
+
+    def normalize(self, nt: NormalizedText) -> NormalizedText:
+        return nt._map_chars(_NMT)
+
+    def normalize_str(self, text: str) -> str:
+        return text.translate(_NMT)
+
+
 class Sequence(Normalizer):
     """Apply normalizers one after the other.
 
@@ -953,7 +1048,13 @@ class Precompiled(Normalizer):
 
     type_name = "Precompiled"
 
-    def __init__(self, charsmap: bytes | str | Charsmap) -> None:
+    def __init__(
+        self, charsmap: bytes | str | Charsmap | None = None, *, precompiled_charsmap: bytes | None = None
+    ) -> None:
+        if (charsmap is None) == (precompiled_charsmap is None):
+            raise ArgumentTypeError("Precompiled takes one charsmap (charsmap or HF's name, precompiled_charsmap)")
+        if charsmap is None:
+            charsmap = precompiled_charsmap
         if isinstance(charsmap, str):
             charsmap = Charsmap.named(charsmap)
         elif not isinstance(charsmap, Charsmap):

@@ -210,12 +210,17 @@ def test_prepend_takes_the_first_char_span():
     assert Prepend("▁").normalize(NormalizedText("")).normalized == ""
 
 
-def test_replace_maps_replacement_to_the_match():
+def test_replace_maps_replacement_to_the_last_character_of_the_match():
+    """As HF tokenizers: each replacement character takes the span of the match's last
+    character; an empty match, that of the character before it ((0, 0) at the start)."""
     nt = Replace(regex.compile(r"\s+"), " ").normalize(NormalizedText("a \t b"))
     assert nt.normalized == "a b"
-    assert nt.alignment == ((0, 1), (1, 4), (4, 5))
+    assert nt.alignment == ((0, 1), (3, 4), (4, 5))
     nt = Replace("ab", "").normalize(NormalizedText("xaby"))
     assert nt.normalized == "xy" and nt.alignment == ((0, 1), (3, 4))
+    nt = Replace(N.Regex(r"\b"), "|").normalize(NormalizedText("ab c"))
+    assert nt.normalized == "|ab| |c|"
+    assert nt.alignment == ((0, 0), (0, 1), (1, 2), (1, 2), (2, 3), (2, 3), (3, 4), (3, 4))
 
 
 def test_strip_and_lowercase_alignment():
@@ -296,6 +301,9 @@ ALL_NORMALIZERS = [
     Replace(" ", "▁"),
     Replace(regex.compile(r"\s+|a+"), "-"),
     Replace("ab", ""),
+    Replace(N.Regex(r"\b|x*"), "|"),
+    N.ByteLevel(),
+    N.Nmt(),
     Prepend("▁"),
     Strip(),
     Strip(left=False),
@@ -396,6 +404,10 @@ def _hf_pairs():
         ("Replace_str", Replace(" ", "▁"), H.Replace(" ", "▁")),
         ("Replace_regex", Replace(regex.compile(r"\s+"), " "), H.Replace(_hf_regex(r"\s+"), " ")),
         ("Prepend", Prepend("▁"), H.Prepend("▁")),
+        ("Replace_word", Replace(N.Regex(r"\w+|[^\w\s]+"), "_"), H.Replace(_hf_regex(r"\w+|[^\w\s]+"), "_")),
+        ("Replace_empty", Replace(N.Regex(r"\b|x+"), "|"), H.Replace(_hf_regex(r"\b|x+"), "|")),
+        ("ByteLevel", N.ByteLevel(), H.ByteLevel()),
+        ("Nmt", N.Nmt(), H.Nmt()),
         (
             "Sequence",
             Sequence([NFKD(), StripAccents(), Lowercase(), Replace("``", '"')]),
@@ -411,7 +423,8 @@ def _hf_regex(pattern: str):
 def _hf_ids():
     return [
         "NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Bert", "Bert_cased", "Bert_strip_only",
-        "Bert_lower_keep_accents", "Strip", "Strip_right", "Replace_str", "Replace_regex", "Prepend", "Sequence",
+        "Bert_lower_keep_accents", "Strip", "Strip_right", "Replace_str", "Replace_regex", "Prepend", "Replace_word",
+        "Replace_empty", "ByteLevel", "Nmt", "Sequence",
     ]  # fmt: skip
 
 
@@ -422,10 +435,9 @@ _HF_SKIPS = {
     "NFKD": ["NFKD"],
     "Lowercase": ["Lowercase"],
     "StripAccents": ["StripAccents"],
-    "Bert": ["BertNormalizer.clean_text", "BertNormalizer.strip_accents", "Lowercase"],
-    "Bert_cased": ["BertNormalizer.clean_text"],
+    "Bert": ["BertNormalizer.strip_accents", "Lowercase"],
     "Bert_strip_only": ["BertNormalizer.strip_accents"],
-    "Bert_lower_keep_accents": ["BertNormalizer.clean_text", "Lowercase"],
+    "Bert_lower_keep_accents": ["Lowercase"],
     "Sequence": ["NFKD", "StripAccents", "Lowercase"],
 }
 
@@ -590,7 +602,7 @@ _SWEEP = [
     ("NFKD", "NFKD", "NFKD"),
     ("Lowercase", "Lowercase", "Lowercase"),
     ("StripAccents", "StripAccents", "StripAccents"),
-    ("BertNormalizer.clean_text", "clean", "BertNormalizer.clean_text"),
+    ("BertNormalizer.clean_text", "clean", None),
     ("BertNormalizer.strip_accents", "strip", "BertNormalizer.strip_accents"),
     ("BertNormalizer.handle_chinese_chars", "cjk", None),
     ("NFC", "NFC", None),
@@ -673,6 +685,8 @@ def test_to_dict_is_the_hf_json_shape():
         (Prepend("▁"), H.Prepend("▁")), (Strip(True, False), H.Strip(True, False)),
         (Sequence([NFKC(), Lowercase()]), H.Sequence([H.NFKC(), H.Lowercase()])),
         (Precompiled("nmt_nfkc"), H.Precompiled(Charsmap.named("nmt_nfkc").blob)),
+        (N.ByteLevel(), H.ByteLevel()), (N.Nmt(), H.Nmt()),
+        (Replace(N.Regex(r"\w+"), "_"), H.Replace(tokenizers.Regex(r"\w+"), "_")),
     ]  # fmt: skip
     for ours, theirs in pairs:
         tok = tokenizers.Tokenizer(tokenizers.models.BPE())
@@ -715,7 +729,7 @@ def test_bad_dicts_raise_file_format_error_naming_the_field(d, field):
 
 
 def test_unknown_rule_set_name_is_reported():
-    with pytest.raises(ValueError, match="nmt_nfkc, nmt_nfkc_cf, identity"):
+    with pytest.raises(ValueError, match="nmt_nfkc, nmt_nfkc_cf, nfkc, nfkc_cf, identity"):
         SentencePieceNormalizer("nfkc_typo")
 
 

@@ -27,6 +27,11 @@ CASES = [
     ("ByteLevel-noregex", pt.ByteLevel(add_prefix_space=False, use_regex=False),
      lambda: hf_pre.ByteLevel(add_prefix_space=False, use_regex=False)),
     ("CharDelimiter", pt.CharDelimiterSplit("-"), lambda: hf_pre.CharDelimiterSplit("-")),
+    ("FixedLength", pt.FixedLength(), lambda: hf_pre.FixedLength()),
+    ("FixedLength-1", pt.FixedLength(length=1), lambda: hf_pre.FixedLength(length=1)),
+    ("UnicodeScripts", pt.UnicodeScripts(), lambda: hf_pre.UnicodeScripts()),
+    ("Sequence-scripts", pt.Sequence([pt.WhitespaceSplit(), pt.UnicodeScripts(), pt.FixedLength(length=2)]),
+     lambda: hf_pre.Sequence([hf_pre.WhitespaceSplit(), hf_pre.UnicodeScripts(), hf_pre.FixedLength(length=2)])),
 ] + [
     (f"Split-{b}-{inv}", pt.Split(r"\s+|\d", b, invert=inv),
      (lambda b=b, inv=inv: hf_pre.Split(__import__("tokenizers").Regex(r"\s+|\d"), b, invert=inv)))
@@ -104,7 +109,7 @@ def test_split_behaviors_by_hand():
 def test_unknown_pre_tokenizer_type_names_it():
     from tokenforge.errors import FileFormatError
 
-    with pytest.raises(FileFormatError, match="UnicodeScripts"):
-        pt.pre_tokenizer_from_dict({"type": "UnicodeScripts"})
+    with pytest.raises(FileFormatError, match="NoSuchSplit"):
+        pt.pre_tokenizer_from_dict({"type": "NoSuchSplit"})
     with pytest.raises(FileFormatError, match="delimiter"):
         pt.pre_tokenizer_from_dict({"type": "CharDelimiterSplit"})

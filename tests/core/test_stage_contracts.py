@@ -36,6 +36,8 @@ EXAMPLES = {
         "Sequence": lambda: normalizers.Sequence([normalizers.NFC(), normalizers.Lowercase()]),
         "Precompiled": lambda: normalizers.Precompiled("nmt_nfkc"),
         "SentencePiece": lambda: SentencePieceNormalizer("nmt_nfkc", add_dummy_prefix=False),
+        "ByteLevel": lambda: normalizers.ByteLevel(),
+        "Nmt": lambda: normalizers.Nmt(),
     },
     "pre_tokenizer": {
         "regex": lambda: pretokenizers.RegexSplit("cl100k_base"),
@@ -46,6 +48,8 @@ EXAMPLES = {
         "Punctuation": lambda: pretokenizers.Punctuation("contiguous"),
         "Digits": lambda: pretokenizers.Digits(individual_digits=True),
         "CharDelimiterSplit": lambda: pretokenizers.CharDelimiterSplit("|"),
+        "FixedLength": lambda: pretokenizers.FixedLength(3),
+        "UnicodeScripts": lambda: pretokenizers.UnicodeScripts(),
         "Metaspace": lambda: pretokenizers.Metaspace(prepend_scheme="first"),
         "ByteLevel": lambda: pretokenizers.ByteLevel(add_prefix_space=False),
         "Sequence": lambda: pretokenizers.Sequence([pretokenizers.WhitespaceSplit(), pretokenizers.Digits(True)]),
