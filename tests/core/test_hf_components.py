@@ -287,3 +287,18 @@ def test_replace_decoder_and_normalizer_take_hf_regex_semantics():
         assert tn.Replace(tn.Regex(pattern), "|").normalize_str("".join(tokens)) == HN.Replace(
             tokenizers.Regex(pattern), "|"
         ).normalize_str("".join(tokens))
+
+
+def test_new_components_write_back_as_hf_json(tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    hf = Tokenizer(models.WordLevel({"[UNK]": 0, "a": 1, "ab": 2, "日本": 3}, unk_token="[UNK]"))
+    hf.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.UnicodeScripts(), pre_tokenizers.FixedLength(length=2)])
+    hf.normalizer = normalizers.Sequence([normalizers.Nmt(), normalizers.Lowercase(), normalizers.ByteLevel()])
+    hf.save(str(tmp_path / "tokenizer.json"))
+    tok = tokenforge.load(tmp_path / "tokenizer.json")
+    tok.save(str(tmp_path / "again.json"), format="hf")
+    again = tokenizers.Tokenizer.from_file(str(tmp_path / "again.json"))
+    for text in ["abAB日本語 x", "aaab", ""]:
+        assert tok.encode(text) == hf.encode(text).ids == again.encode(text).ids

@@ -84,9 +84,9 @@ def tokenizer_to_hf_dict(tok: "Tokenizer") -> dict[str, Any]:
 #: Component types HF tokenizers reads, per section (the ones tokenforge writes in HF's shape).
 _HF_TYPES = {
     "normalizer": {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "BertNormalizer", "Replace",
-                   "Prepend", "Strip", "Precompiled", "Sequence"},
+                   "Prepend", "Strip", "Precompiled", "ByteLevel", "Nmt", "Sequence"},
     "pre_tokenizer": {"Split", "Whitespace", "WhitespaceSplit", "BertPreTokenizer", "Punctuation", "Digits",
-                      "CharDelimiterSplit", "Metaspace", "ByteLevel", "Sequence"},
+                      "CharDelimiterSplit", "Metaspace", "ByteLevel", "FixedLength", "UnicodeScripts", "Sequence"},
     "post_processor": {"TemplateProcessing", "BertProcessing", "RobertaProcessing", "ByteLevel", "Sequence"},
     "decoder": {"ByteLevel", "Metaspace", "WordPiece", "ByteFallback", "Fuse", "Strip", "Replace", "BPEDecoder",
                 "CTC", "Sequence"},
