@@ -101,3 +101,22 @@ def test_stream_decoder_holds_back_partial_utf8(enc):
     assert dec.pending
     out = "".join(dec.step(i) for i in ids[1:])
     assert out == "龘" and dec.finish() == ""
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "bert"])
+def test_copying_a_stream_decoder_copies_its_state(name, shared_data):
+    import copy
+
+    tok = (tokenforge.get_encoding(name) if name != "bert"
+           else tokenforge.load(shared_data / "vocab" / "wordpiece" / "bert-base-uncased_vocab.txt"))
+    text = "日本語 and more 東京" if name != "bert" else "hello wonderful world"
+    ids = tok.encode(text, add_special_tokens=False)
+    cut = len(ids) // 2 + (1 if name != "bert" else 0)  # inside a character for byte-level BPE
+    dec = tok.stream_decoder()
+    head = dec.feed(ids[:cut])
+    twin = copy.copy(dec)
+    rest_a = dec.feed(ids[cut:]) + dec.finish()
+    rest_b = copy.deepcopy(twin).feed(ids[cut:])
+    rest_c = twin.feed(ids[cut:]) + twin.finish()
+    assert head + rest_a == head + rest_c == tok.decode(ids)
+    assert rest_b == rest_c[: len(rest_b)]

@@ -123,6 +123,21 @@ class StreamDecoder:
         self._ids, self._prefix, self._prefix_index = [], "", 0
         return out
 
+    def __copy__(self) -> "StreamDecoder":
+        """An independent decoder in the same state (bytes held back, context ids): feeding
+        one does not change the other (as HF's ``DecodeStream`` copies)."""
+        new = object.__new__(type(self))
+        for slot in StreamDecoder.__slots__:
+            setattr(new, slot, getattr(self, slot))
+        new._ids = list(self._ids)
+        if self._utf8 is not None:
+            new._utf8 = codecs.getincrementaldecoder("utf-8")(self._errors)
+            new._utf8.setstate(self._utf8.getstate())
+        return new
+
+    def __deepcopy__(self, memo: dict) -> "StreamDecoder":
+        return self.__copy__()
+
     @property
     def pending(self) -> bytes:
         """Bytes held back because they do not yet form a whole character (byte tokens)."""
