@@ -432,7 +432,7 @@ def _rank_bpe_plan(normalizer, pre, model, decoder, added, backend) -> Plan | No
         ranks_model = BPE.from_byte_level_pieces(model, frozenset(added), check_merges=False)
         if ranks_model is None:
             return None
-        pattern = RegexSplit(pattern_str)
+        pattern = RegexSplit(pattern_str, oniguruma=True)  # the pattern of an HF Split
     else:
         return None
     token_bytes = {i: content.encode("utf-8") for i, content in added.items()}

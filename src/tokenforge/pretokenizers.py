@@ -1084,10 +1084,11 @@ class RegexSplit(PreTokenizer):
 
     type_name = "regex"
 
-    def __init__(self, pattern: str = "gpt2") -> None:
+    def __init__(self, pattern: str = "gpt2", *, oniguruma: bool = False) -> None:
         name, source = resolve_pattern(pattern)
         try:
-            compiled = regex.compile(source)
+            # A custom pattern from an HF file matches as HF's engine (Oniguruma) does.
+            compiled = compile_oniguruma(source) if oniguruma and name is None else regex.compile(source)
         except regex.error as exc:
             raise UnknownEncodingError(f"invalid split pattern {source!r}: {exc}") from None
         self._name = name

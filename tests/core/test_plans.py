@@ -115,3 +115,20 @@ def test_a_consistent_hf_byte_level_model_runs_on_the_rank_merge_core():
 def test_the_python_backend_forces_the_python_plan(monkeypatch):
     monkeypatch.setenv("TOKENFORGE_BACKEND", "python")
     assert Tokenizer.from_dict(tokenforge.get_encoding("gpt2").to_dict()).plan == "python"
+
+
+def test_byte_level_plan_splits_a_custom_hf_pattern_as_oniguruma(shared_data):
+    """A byte-level tokenizer.json whose Split regex is not a named pattern runs on the
+    rank-merge plan; its regex must still match as HF's engine does (\\w without ZWNJ)."""
+    import json
+
+    tokenizers = pytest.importorskip("tokenizers")
+    doc = json.loads((shared_data / "vocab" / "hf" / "gpt2_tokenizer.json").read_text())
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": r"\w+|[^\w\s]+|\s+"}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+    hf = tokenizers.Tokenizer.from_str(json.dumps(doc))
+    tok = tokenforge.Tokenizer.from_dict(doc)
+    assert tok.plan == "rank-bpe"
+    for text in ["می\u200cخواهم x", "hello ²³ world", "a\u200db c"]:
+        assert tok.encode(text) == hf.encode(text).ids
