@@ -106,6 +106,40 @@ def _count(files, iterator, splitter, workers, errors, show_progress):
             bar.close()
 
 
+def _check_length(name: str, value: object, optional: bool) -> None:
+    """A length limit must be a positive int (an int32, as sentencepiece stores it), or None when optional."""
+    from .errors import TrainingError
+
+    if value is None and optional:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value < 2**31:
+        allowed = "a positive int below 2**31" + (" or None" if optional else "")
+        raise TrainingError(f"{name} must be {allowed}, got {value!r}")
+
+
+def _report_skipped(counts, what: str, setting: str, limit: int, followed: str, stacklevel: int) -> None:
+    """Say how many lines (or words) were left out for their length; with nothing else left
+    to train on, that is the error. ``followed`` names whose rule this is."""
+    import warnings
+
+    from .errors import TrainingError
+    from .trainers import LongInputWarning
+
+    n = counts.skipped
+    if not n:
+        return
+    if not counts:
+        raise TrainingError(
+            f"no training data: {n} {what}(s) longer than {setting}={limit} bytes were skipped ({followed}) "
+            f"and nothing else was left; raise {setting} to train on them"
+        )
+    warnings.warn(
+        f"skipped {n} {what}(s) longer than {setting}={limit} bytes ({followed}); raise {setting} to train on them",
+        LongInputWarning,
+        stacklevel=stacklevel,  # the user's call of train_*
+    )
+
+
 def train_wordpiece(
     files: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
     *,
@@ -117,12 +151,24 @@ def train_wordpiece(
     unk_token: str = "[UNK]",
     lowercase: bool = True,
     strip_accents: bool | None = None,
+    max_word_length: int | None = 4192,
     workers: int | None = None,
     errors: str = "strict",
     show_progress: bool = True,
 ) -> Tokenizer:
     """Train a BERT-style WordPiece tokenizer (likelihood-scored merges) on files
-    and/or an iterator of strings."""
+    and/or an iterator of strings.
+
+    ``max_word_length``: a word (a run of characters with no white space,
+    punctuation or CJK ideograph, which BERT's pre-tokenizer keeps whole) of
+    more than this many UTF-8 bytes, as read, is skipped and reported with a
+    :class:`~tokenforge.trainers.LongInputWarning`. WordPiece encodes every
+    word longer than ``max_input_chars_per_word`` (100 characters) as
+    ``[UNK]``, as HF tokenizers does, so such a word never uses the pieces it
+    would teach; skipping it keeps training memory bounded by the chunk size
+    even for a file that is one huge word. ``None`` trains on every word
+    (memory then grows with the longest one).
+    """
     from . import pretokenizers
     from .normalizers import BertNormalizer
     from .trainers.counting import LineSplitter
@@ -132,8 +178,11 @@ def train_wordpiece(
     pre = pretokenizers.BertPreTokenizer()
     # BERT normalization is character by character and the split drops all
     # whitespace, so blocks of lines can be processed whole.
-    splitter = LineSplitter(norm.to_dict(), pre.to_dict(), line_independent=True)
+    _check_length("max_word_length", max_word_length, optional=True)
+    splitter = LineSplitter(norm.to_dict(), pre.to_dict(), line_independent=True, max_word_bytes=max_word_length)
     counts = _count(files, iterator, splitter, workers, errors, show_progress)
+    _report_skipped(counts, "word", "max_word_length", max_word_length, "WordPiece encodes any word over 100 characters as [UNK]",
+                    stacklevel=3)
     trainer = WordPieceTrainer(
         vocab_size=vocab_size, min_frequency=min_frequency, limit_alphabet=limit_alphabet,
         special_tokens=tuple(special_tokens), unk_token=unk_token, show_progress=show_progress,
@@ -164,9 +213,10 @@ def sentencepiece(
     return tokenizer_from_proto(proto, add_bos=add_bos, add_eos=add_eos, name=name, path=path)
 
 
-def _sentencepiece_counts(files, iterator, rules, workers, errors, show_progress):
+def _sentencepiece_counts(files, iterator, rules, workers, errors, show_progress, max_sentence_length):
     """Count SentencePiece "words": each line normalized by ``rules`` (dummy prefix,
-    whitespace clean-up, ``▁`` escaping), then cut before every ``▁``."""
+    whitespace clean-up, ``▁`` escaping), then cut before every ``▁``. Lines of more than
+    ``max_sentence_length`` bytes are skipped, as sentencepiece's trainer skips them."""
     from . import pretokenizers
     from .sentencepiece.constants import SPACE
     from .sentencepiece.normalizer import SentencePieceNormalizer
@@ -174,7 +224,12 @@ def _sentencepiece_counts(files, iterator, rules, workers, errors, show_progress
 
     norm = SentencePieceNormalizer(rules)
     pre = pretokenizers.Split(SPACE, "merged_with_next", regex_pattern=False)
-    return _count(files, iterator, LineSplitter(norm.to_dict(), pre.to_dict()), workers, errors, show_progress)
+    _check_length("max_sentence_length", max_sentence_length, optional=False)
+    splitter = LineSplitter(norm.to_dict(), pre.to_dict(), max_line_bytes=max_sentence_length)
+    counts = _count(files, iterator, splitter, workers, errors, show_progress)
+    _report_skipped(counts, "line", "max_sentence_length", max_sentence_length, "as sentencepiece's trainer skips them",
+                    stacklevel=4)
+    return counts
 
 
 def train_unigram(
@@ -190,6 +245,7 @@ def train_unigram(
     split_digits: bool = False,
     max_piece_length: int = 16,
     shrinking_factor: float = 0.75,
+    max_sentence_length: int = 4192,
     num_threads: int | None = None,
     workers: int | None = None,
     errors: str = "strict",
@@ -201,13 +257,17 @@ def train_unigram(
 
     Lines are sentences: each is normalized with ``normalization`` (``nmt_nfkc``,
     ``nmt_nfkc_cf``, ``nfkc``, ``nfkc_cf`` or ``identity``: sentencepiece's named rules), given a dummy-prefix ``▁``, and cut into
-    ``▁``-words. ``out`` also writes a ``.model`` file that the ``sentencepiece``
-    library loads with the same ids.
+    ``▁``-words. A line of more than ``max_sentence_length`` UTF-8 bytes is
+    skipped, with sentencepiece's rule and default (its ``--max_sentence_length``,
+    4192), and the number skipped is reported with a
+    :class:`~tokenforge.trainers.LongInputWarning`; memory stays bounded by the
+    chunk size whatever the length of the lines. ``out`` also writes a ``.model``
+    file that the ``sentencepiece`` library loads with the same ids.
     """
     from .sentencepiece.proto import ModelType, build_model_proto
     from .trainers.unigram import UnigramTrainer
 
-    counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress)
+    counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress, max_sentence_length)
     settings = dict(character_coverage=character_coverage, byte_fallback=byte_fallback, split_digits=split_digits,
                     max_piece_length=max_piece_length)
     trainer = UnigramTrainer(
@@ -217,7 +277,7 @@ def train_unigram(
     model = trainer.train_from_counts(counts)
     proto = build_model_proto(
         model.pieces, model.scores, model.types, model_type=ModelType.UNIGRAM, normalization=normalization,
-        trainer_settings=settings,
+        trainer_settings={**settings, "max_sentence_length": max_sentence_length},
     )
     return _finish_sentencepiece(proto, out, "unigram")
 
@@ -243,6 +303,7 @@ def train_sentencepiece_bpe(
     byte_fallback: bool = True,
     split_digits: bool = False,
     max_piece_length: int = 16,
+    max_sentence_length: int = 4192,
     workers: int | None = None,
     errors: str = "strict",
     show_progress: bool = True,
@@ -250,10 +311,12 @@ def train_sentencepiece_bpe(
 ) -> Tokenizer:
     """Train a Llama-2/Mistral-style SentencePiece BPE tokenizer: ``▁`` words,
     merges by frequency (scored by order), byte fallback for rare characters.
+    Lines of more than ``max_sentence_length`` UTF-8 bytes are skipped and
+    reported, as in :func:`train_unigram` (sentencepiece's rule and default).
     ``out`` also writes a ``.model`` file that the ``sentencepiece`` library loads."""
     from .trainers.spm_bpe import SentencePieceBPETrainer
 
-    counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress)
+    counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress, max_sentence_length)
     settings = dict(character_coverage=character_coverage, byte_fallback=byte_fallback, split_digits=split_digits,
                     max_piece_length=max_piece_length)
     trainer = SentencePieceBPETrainer(
@@ -261,5 +324,6 @@ def train_sentencepiece_bpe(
         show_progress=show_progress, **settings,
     )
     model = trainer.train_from_counts(counts)
-    proto = trainer.model_proto(model, normalization=normalization, remove_extra_whitespaces=True)
+    proto = trainer.model_proto(model, normalization=normalization, remove_extra_whitespaces=True,
+                                trainer_settings={"max_sentence_length": max_sentence_length})
     return _finish_sentencepiece(proto, out, "sentencepiece-bpe")

@@ -36,7 +36,6 @@ std::vector<std::pair<uint32_t, uint32_t>> Trainer::run() {
   std::vector<std::pair<uint32_t, uint32_t>> merges;
   std::vector<uint64_t> touched;
   std::vector<uint32_t> out, list;
-  std::vector<uint64_t> old_pairs;
   while (tokens.size() < vocab_size && !heap.empty()) {
     Entry e = heap.top();
     heap.pop();
@@ -74,10 +73,12 @@ std::vector<std::pair<uint32_t, uint32_t>> Trainer::run() {
       Pair& p = pairs.get(key);
       if (p.list != PairTable::NONE) list.swap(holders[p.list]);
     }
-    auto change = [&](uint64_t k, int64_t d) {
+    // (the reference is valid until the next pairs.get)
+    auto change = [&](uint64_t k, int64_t d) -> Pair& {
       Pair& p = pairs.get(k);
       if (p.stamp != stamp) { p.stamp = stamp; touched.push_back(k); }
       p.count += d;
+      return p;
     };
     int64_t merged = 0;
     for (uint32_t idx : list) {
@@ -92,16 +93,21 @@ std::vector<std::pair<uint32_t, uint32_t>> Trainer::run() {
       if (!hits) continue;  // stale holder
       int64_t f = freqs[idx];
       merged += hits * f;
-      old_pairs.clear();
-      for (size_t k = 0; k + 1 < n; ++k) {
-        uint64_t q = pk(w[k], w[k + 1]);
-        old_pairs.push_back(q);
-        change(q, -f);
+      // A pair the word held before the merge lists the word already; the others get it
+      // once. Pairs seen in the old word are marked with this visit (a search of the old
+      // pairs for every new one made each merge quadratic in the word's length: a 1 MB
+      // word without spaces ran for minutes).
+      if (++visit == 0) {  // wrapped: forget every mark
+        pairs.for_each([](Pair& p) { p.visit = 0; });
+        visit = 1;
       }
+      for (size_t k = 0; k + 1 < n; ++k) change(pk(w[k], w[k + 1]), -f).visit = visit;
       for (size_t k = 0; k + 1 < out.size(); ++k) {
-        uint64_t q = pk(out[k], out[k + 1]);
-        change(q, +f);
-        if (std::find(old_pairs.begin(), old_pairs.end(), q) == old_pairs.end()) hold(pairs.get(q), idx);
+        Pair& p = change(pk(out[k], out[k + 1]), +f);
+        if (p.visit != visit) {
+          p.visit = visit;
+          hold(p, idx);
+        }
       }
       w.swap(out);
     }

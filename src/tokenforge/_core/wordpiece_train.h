@@ -50,7 +50,8 @@ struct Pair {
   uint8_t assigned;   // owner/other are set (at the first appearance, for good)
   uint8_t listed;     // present in Trainer::others[other]
   uint8_t banned;     // its merge would spell a special token
-  static Pair blank() { return Pair{~0ull, 0, ~0u, ~0u, 0, 0, 0, 0, 0}; }
+  uint32_t visit;     // the last word visit (Trainer::visit) that saw the pair in the word before the merge
+  static Pair blank() { return Pair{~0ull, 0, ~0u, ~0u, 0, 0, 0, 0, 0, 0}; }
 };
 
 using PairTable = tf::PairTable<Pair, 1 << 16>;
@@ -113,6 +114,7 @@ struct Trainer {
   std::vector<Entry> row_best;                 // per unit: the global entry its row pushed last
   std::vector<uint32_t> touched_rows;
   uint32_t stamp = 0;
+  uint32_t visit = 0;  // one per word rewritten by a merge (0 = never)
 
   // "x has lower priority than y"
   struct Less {

@@ -10,6 +10,13 @@ from ..errors import TrainingError
 MAX_VOCAB_SIZE = 2**32 - 1
 
 
+class LongInputWarning(UserWarning):
+    """Training skipped lines (SentencePiece: longer than ``max_sentence_length``
+    bytes, sentencepiece's own rule) or words (WordPiece: longer than
+    ``max_word_length`` bytes) of its input; the message says how many and
+    which setting to raise to keep them."""
+
+
 def check_vocab_size(vocab_size: object, minimum: int = 1) -> int:
     """``vocab_size`` as an int in ``minimum..MAX_VOCAB_SIZE``, else :class:`TrainingError`
     (checked before anything is allocated)."""

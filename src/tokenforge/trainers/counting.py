@@ -19,10 +19,12 @@ workers and any hash seed.
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+import numpy as np
 import regex
 
 from .. import _native
@@ -145,8 +147,15 @@ def _decode_range(data: bytes, path: str, start: int, errors: str) -> str:
     try:
         return data.decode("utf-8", errors)
     except UnicodeDecodeError as exc:
-        with open(path, "rb") as f:
-            before = f.read(start).count(b"\n")
+        before = 0
+        with open(path, "rb") as f:  # lines before the range, counted a window at a time
+            left = start
+            while left > 0:
+                block = f.read(min(left, CHUNK_BYTES))
+                if not block:
+                    break
+                before += block.count(b"\n")
+                left -= len(block)
         line = before + data.count(b"\n", 0, exc.start) + 1
         raise TrainingError(
             f"{path}, line {line}: not valid UTF-8 at byte {start + exc.start} ({exc.reason}); "
@@ -219,8 +228,10 @@ def count_files(
     return total
 
 
-def _run_pool(fn, tasks: list, workers: int, total: Counter, progress: Callable[[int], None] | None) -> None:
-    """Run ``fn`` over ``tasks`` in worker processes, summing the counts into ``total``.
+def _run_pool(fn, tasks: list, workers: int, total: Counter, progress: Callable[[int], None] | None,
+              skipped: list[int] | None = None) -> None:
+    """Run ``fn`` over ``tasks`` in worker processes, summing the counts into ``total``
+    (and the third item of each result, when there is one, into ``skipped[0]``).
 
     At most two ranges are in flight per worker, so memory does not grow with the file.
     """
@@ -237,8 +248,10 @@ def _run_pool(fn, tasks: list, workers: int, total: Counter, progress: Callable[
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
-                counts, n = fut.result()
+                counts, n, *rest = fut.result()
                 _add(total, counts)
+                if rest and skipped is not None:
+                    skipped[0] += rest[0]
                 if progress:
                     progress(n)
                 nxt = next(queue, None)
@@ -283,9 +296,76 @@ def _add(total: Counter, counts: Counter) -> None:
 # These trainers see text the way their tokenizer will: each line is
 # normalized and pre-tokenized by the pipeline's own stages, then the pieces
 # are counted. SentencePiece treats every line as a sentence of its own (it
-# gets its own dummy prefix), so line boundaries are the natural safe cuts:
-# ranges end just after a newline, and counting ranges separately is exact.
+# gets its own dummy prefix), so line boundaries are the natural safe cuts.
+# BERT's pipeline (WordPiece) also ends a word at every white space,
+# punctuation character and CJK ideograph, so those are safe cuts for it too.
+#
+# Memory is bounded by the chunk size, whatever the length of the lines: a
+# range is read a block at a time and cut just after its last safe character;
+# the rest (an unfinished line or word) is carried into the next block. A
+# unit longer than the pipeline's limit is dropped while it streams by, never
+# held whole, and counted as skipped:
+#
+# * SentencePiece (``max_line_bytes``): a line of more than
+#   ``max_sentence_length`` UTF-8 bytes is skipped, which is what
+#   sentencepiece's own trainer does with such a sentence
+#   (``trainer_interface.cc``: "Too long lines are skipped in the training",
+#   default 4192 bytes).
+# * WordPiece (``max_word_bytes``): a run of more than that many UTF-8 bytes
+#   with no line break, white space, punctuation or CJK ideograph (one word to
+#   BERT's pre-tokenizer) is skipped. WordPiece encodes any word longer than
+#   ``max_input_chars_per_word`` (100) as ``[UNK]``, whatever the vocabulary,
+#   so such a word is never segmented into the pieces it would teach.
+#
+# The lengths are measured on the text as read, before normalization, as
+# sentencepiece measures its sentences.
 # ---------------------------------------------------------------------------
+
+#: The line boundaries of ``str.splitlines``: each one ends a line (a sentence).
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def _ranges_class(ranges: Iterable[tuple[int, int]]) -> str:
+    """The inside of a regex character class holding the code point ranges."""
+    out = []
+    for lo, hi in ranges:
+        out.append(re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}")
+    return "".join(out)
+
+
+def _bert_punctuation() -> list[tuple[int, int]]:
+    """Punctuation BERT's pre-tokenizer always isolates: ASCII symbols and punctuation, and
+    the category-P characters of the Latin-1, General Punctuation, CJK Symbols and Punctuation
+    and fullwidth blocks (all assigned long before any Unicode version the tables could lack)."""
+    import unicodedata
+
+    out = [(0x21, 0x2F), (0x3A, 0x40), (0x5B, 0x60), (0x7B, 0x7E)]
+    for lo, hi in ((0xA1, 0xBF), (0x2010, 0x205E), (0x3001, 0x303F), (0xFF01, 0xFF65)):
+        out.extend((cp, cp) for cp in range(lo, hi + 1) if unicodedata.category(chr(cp)).startswith("P"))
+    return out
+
+
+#: White space BERT's normalizer and pre-tokenizer drop (tab, space and the Zs characters).
+_BERT_SPACE = [(0x09, 0x09), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A), (0x202F, 0x202F),
+               (0x205F, 0x205F), (0x3000, 0x3000)]
+#: CJK ideographs BERT's ``handle_chinese_chars`` puts spaces around (the ranges of Unicode 3.1,
+#: which every character table knows).
+_BERT_CJK = [(0x3400, 0x4DB5), (0x4E00, 0x9FA5), (0xF900, 0xFA2D), (0x20000, 0x2A6D6)]
+_ASCII_PUNCT_BYTES = bytes(range(0x21, 0x30)) + bytes(range(0x3A, 0x41)) + bytes(range(0x5B, 0x61)) + bytes(range(0x7B, 0x7F))
+
+
+def _over(text: str, limit: int) -> bool:
+    """Is ``text`` longer than ``limit`` bytes in UTF-8?"""
+    n = len(text)
+    return n > limit or (4 * n > limit and len(text.encode("utf-8", "surrogatepass")) > limit)
+
+
+def _check_limit(name: str, value: object) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise TrainingError(f"{name} must be a positive int or None, got {value!r}")
+    return value
 
 
 class LineSplitter:
@@ -295,20 +375,63 @@ class LineSplitter:
     lines at once gives the pieces of the lines one by one (BERT: character-wise
     normalization, whitespace always separates pieces). Blocks are then
     processed whole, which is several times faster than line by line.
+
+    ``max_line_bytes``: lines longer than this many UTF-8 bytes are skipped
+    (sentencepiece's ``max_sentence_length`` rule). ``max_word_bytes`` (only
+    with ``line_independent``): runs of more than this many bytes that hold no
+    break (line break, white space and, for BERT's pre-tokenizer, punctuation
+    and CJK ideographs) are skipped. :meth:`count` returns how many were.
     """
 
-    def __init__(self, normalizer: dict | None, pre_tokenizer: dict | None, line_independent: bool = False) -> None:
+    def __init__(self, normalizer: dict | None, pre_tokenizer: dict | None, line_independent: bool = False,
+                 *, max_line_bytes: int | None = None, max_word_bytes: int | None = None) -> None:
         self.normalizer_dict = normalizer
         self.pre_dict = pre_tokenizer
         self.line_independent = line_independent
+        self.max_line_bytes = _check_limit("max_line_bytes", max_line_bytes)
+        self.max_word_bytes = _check_limit("max_word_bytes", max_word_bytes)
+        if line_independent and self.max_line_bytes is not None:
+            raise TrainingError("max_line_bytes needs line-by-line counting (line_independent=False)")
+        if not line_independent and self.max_word_bytes is not None:
+            raise TrainingError("max_word_bytes needs line_independent=True")
         self._norm = self._pre = None
         self._ready = False
 
     def __getstate__(self):
-        return {"normalizer_dict": self.normalizer_dict, "pre_dict": self.pre_dict, "line_independent": self.line_independent}
+        return {"normalizer_dict": self.normalizer_dict, "pre_dict": self.pre_dict, "line_independent": self.line_independent,
+                "max_line_bytes": self.max_line_bytes, "max_word_bytes": self.max_word_bytes}
 
     def __setstate__(self, state):
-        self.__init__(state["normalizer_dict"], state["pre_dict"], state.get("line_independent", False))
+        self.__init__(state["normalizer_dict"], state["pre_dict"], state.get("line_independent", False),
+                      max_line_bytes=state.get("max_line_bytes"), max_word_bytes=state.get("max_word_bytes"))
+
+    # -- where text may be cut ------------------------------------------------------------
+    def _bert(self) -> bool:
+        return self.line_independent and (self.pre_dict or {}).get("type") == "BertPreTokenizer"
+
+    def breaks(self) -> str:
+        """The characters a cut may follow (as the inside of a regex character class): each
+        one ends every piece, so text cut just after one counts as the whole does."""
+        ranges = [(ord(c), ord(c)) for c in LINE_BREAKS]
+        if self.line_independent:
+            ranges += [(0x09, 0x09), (0x20, 0x20)]
+        if self._bert():
+            ranges += _BERT_SPACE + _bert_punctuation()
+            norm = self.normalizer_dict or {}
+            if norm.get("type") == "BertNormalizer" and norm.get("handle_chinese_chars", True):
+                ranges += _BERT_CJK
+        return _ranges_class(sorted(set(ranges)))
+
+    def range_cut_bytes(self) -> bytes:
+        """ASCII bytes a file range may end after (see :func:`plan_line_ranges`)."""
+        if not self.line_independent:
+            return b"\n"
+        cut = b"\n\r\x0b\x0c\x1c\x1d\x1e\t "
+        return cut + _ASCII_PUNCT_BYTES if self._bert() else cut
+
+    def unit_limit(self) -> int | None:
+        """The longest line (or word) kept, in bytes; None: no limit."""
+        return self.max_word_bytes if self.line_independent else self.max_line_bytes
 
     def _build(self) -> None:
         from ..normalizers import normalizer_from_dict
@@ -316,19 +439,62 @@ class LineSplitter:
 
         self._norm = normalizer_from_dict(self.normalizer_dict)
         self._pre = pre_tokenizer_from_dict(self.pre_dict)
+        cls = self.breaks()
+        self._first_break = re.compile(f"[{cls}]")
+        self._last_break = regex.compile(f"(?r)[{cls}]")
+        self._long_run = None
+        if self.line_independent and self.max_word_bytes is not None:
+            # a run of more than N bytes has more than N // 4 characters; the look-behind
+            # tries each run once, from its start (not again from every character inside it)
+            self._min_run = self.max_word_bytes // 4 + 1
+            self._long_run = re.compile(f"(?<![^{cls}])[^{cls}]{{{self._min_run},}}")
+            self._ascii_breaks = np.zeros(128, dtype=bool)
+            for c in range(128):
+                self._ascii_breaks[c] = self._first_break.match(chr(c)) is not None
         self._ready = True
 
-    def count(self, lines: Iterable[str], counts: Counter) -> None:
+    def _drop_long_runs(self, block: str) -> tuple[str, int]:
+        """``block`` without its runs longer than ``max_word_bytes``, and how many there were."""
+        # Fast path: a long run lies between two ASCII breaks at least _min_run characters apart.
+        cps = np.frombuffer(block.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+        at = np.flatnonzero((cps < 128) & self._ascii_breaks[cps & 127])
+        del cps
+        gap = len(block) if len(at) == 0 else max(int(at[0]), len(block) - 1 - int(at[-1]),
+                                                   int(np.diff(at).max(initial=0)) - 1)
+        if gap < self._min_run:
+            return block, 0
+        limit = self.max_word_bytes
+        dropped = 0
+
+        def keep(m: "re.Match[str]") -> str:
+            nonlocal dropped
+            if _over(m.group(), limit):
+                dropped += 1
+                return ""
+            return m.group()
+
+        return self._long_run.sub(keep, block), dropped
+
+    def count(self, lines: Iterable[str], counts: Counter) -> int:
+        """Add the pieces of ``lines`` to ``counts``; returns how many lines (or words) were
+        skipped for their length."""
         if not self._ready:
             self._build()
         norm, pre = self._norm, self._pre
+        skipped = 0
         if self.line_independent and pre is not None:
             block = "\n".join(lines)
+            if self._long_run is not None:
+                block, skipped = self._drop_long_runs(block)
             if norm is not None:
                 block = norm.normalize_str(block)
             _add(counts, Counter(pre.split(block)))
-            return
+            return skipped
+        limit = self.max_line_bytes
         for line in lines:
+            if limit is not None and _over(line, limit):
+                skipped += 1
+                continue
             if norm is not None:
                 line = norm.normalize_str(line)
             if not line:
@@ -337,11 +503,92 @@ class LineSplitter:
                 counts[line] += 1
             else:
                 counts.update(pre.split(line))
+        return skipped
 
 
-def plan_line_ranges(path: Path, chunk_bytes: int = CHUNK_BYTES) -> list[tuple[int, int]]:
-    """Byte ranges of about ``chunk_bytes`` that each end just after a newline (or at EOF)."""
+class _Carry:
+    """Streamed text, cut just after its last break (see :meth:`LineSplitter.breaks`).
+
+    :meth:`feed` returns the text before the cut, which ends with a whole line
+    (or word); what follows the cut waits for the next block. When what waits
+    grows past the splitter's limit, it is one line (or word) too long: it is
+    dropped and so is everything up to the next break, and it counts as skipped.
+    """
+
+    def __init__(self, splitter: LineSplitter) -> None:
+        if not splitter._ready:
+            splitter._build()
+        self.first = splitter._first_break
+        self.last = splitter._last_break
+        self.limit = splitter.unit_limit()
+        self.rest = ""
+        self.skipping = False
+        self.skipped = 0
+
+    def feed(self, text: str) -> str:
+        if self.skipping:
+            m = self.first.search(text)
+            if m is None:
+                return ""
+            text = text[m.start() :]  # the break itself is kept: punctuation is a piece
+            self.skipping = False
+        m = self.last.search(text)
+        if m is None:
+            self.rest += text
+            done = ""
+        else:
+            done = self.rest + text[: m.end()]
+            self.rest = text[m.end() :]
+        if self.limit is not None and _over(self.rest, self.limit):
+            self.rest = ""
+            self.skipping = True
+            self.skipped += 1
+        return done
+
+    def finish(self) -> str:
+        rest, self.rest, self.skipping = self.rest, "", False
+        return rest
+
+
+def _utf8_cut(data: bytes) -> int:
+    """Where to cut ``data`` so that no UTF-8 sequence is split: before an unfinished last
+    character (bytes that are not UTF-8 are cut anywhere; decoding reports them)."""
+    n = len(data)
+    for i in range(n - 1, max(n - 4, 0) - 1, -1):
+        b = data[i]
+        if b & 0xC0 != 0x80:
+            need = 2 if b >> 5 == 0b110 else 3 if b >> 4 == 0b1110 else 4 if b >> 3 == 0b11110 else 1
+            return n if i + need <= n else i
+    return n
+
+
+def _text_blocks(path: str, start: int, end: int, errors: str, block: int) -> Iterable[str]:
+    """The text of a byte range, decoded a block of about ``block`` bytes at a time."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        pos = start
+        pending = b""
+        while pos < end:
+            data = f.read(min(block, end - pos))
+            if not data:
+                break
+            at = pos - len(pending)  # file offset of pending + data
+            pos += len(data)
+            data = pending + data if pending else data
+            cut = _utf8_cut(data) if pos < end else len(data)
+            pending = data[cut:]
+            if cut:
+                yield _decode_range(data[:cut], path, at, errors)
+        if pending:
+            yield _decode_range(pending, path, pos - len(pending), errors)
+
+
+def plan_line_ranges(path: Path, chunk_bytes: int = CHUNK_BYTES, cut_bytes: bytes = b"\n") -> list[tuple[int, int]]:
+    """Byte ranges of about ``chunk_bytes`` that each end just after one of ``cut_bytes``
+    (ASCII; by default a newline) or at EOF. Finding the end reads a window at a time, so
+    a long line costs no memory here."""
     size = path.stat().st_size
+    find = regex.compile(b"[" + b"".join(regex.escape(bytes([c])) for c in cut_bytes) + b"]").search
     ranges = []
     with open(path, "rb") as f:
         start = 0
@@ -356,9 +603,9 @@ def plan_line_ranges(path: Path, chunk_bytes: int = CHUNK_BYTES) -> list[tuple[i
                     if not block:
                         end = size
                         break
-                    k = block.find(b"\n")
-                    if k >= 0:
-                        end += k + 1
+                    m = find(block)
+                    if m is not None:
+                        end += m.end()
                         break
                     end += len(block)
             ranges.append((start, end))
@@ -366,15 +613,26 @@ def plan_line_ranges(path: Path, chunk_bytes: int = CHUNK_BYTES) -> list[tuple[i
     return ranges
 
 
-def _count_line_range(args) -> tuple[Counter, int]:
-    path, start, end, splitter, errors = args
-    with open(path, "rb") as f:
-        f.seek(start)
-        data = f.read(end - start)
-    text = _decode_range(data, path, start, errors)
+def _count_line_range(args) -> tuple[Counter, int, int]:
+    path, start, end, splitter, errors, block = args
     counts: Counter = Counter()
-    splitter.count(text.splitlines(), counts)
-    return counts, end - start
+    carry = _Carry(splitter)
+    skipped = 0
+    for text in _text_blocks(path, start, end, errors, block):
+        done = carry.feed(text)
+        if done:
+            skipped += splitter.count(done.splitlines(), counts)
+    rest = carry.finish()
+    if rest:
+        skipped += splitter.count(rest.splitlines(), counts)
+    return counts, end - start, skipped + carry.skipped
+
+
+class LineCounts(Counter):
+    """The piece counts of :func:`count_lines`, and in ``skipped`` how many lines (or words)
+    were left out for their length."""
+
+    skipped: int = 0
 
 
 def count_lines(
@@ -386,14 +644,17 @@ def count_lines(
     errors: str = "strict",
     progress: Callable[[int], None] | None = None,
     chunk_bytes: int = CHUNK_BYTES,
-) -> Counter:
+) -> LineCounts:
     """Count the pipeline pieces of every line of the files ``sources`` (in
     worker processes) and of the strings of ``iterator`` (each string is split
-    into lines too). The result does not depend on the number of workers."""
+    into lines too). The result does not depend on the number of workers or
+    on ``chunk_bytes``; memory is bounded by ``chunk_bytes`` per worker, whatever
+    the length of the lines (see the comment above :data:`LINE_BREAKS`)."""
     chunk_bytes = chunk_bytes or CHUNK_BYTES
     if errors not in _ERRORS:
         raise TrainingError(f"errors must be one of {', '.join(_ERRORS)}, got {errors!r}")
-    total: Counter = Counter()
+    total = LineCounts()
+    skipped = [0]
     if iterator is not None:
         batch: list[str] = []
         size = 0
@@ -403,28 +664,31 @@ def count_lines(
             batch.extend(text.splitlines())
             size += len(text)
             if size >= chunk_bytes:
-                splitter.count(batch, total)
+                skipped[0] += splitter.count(batch, total)
                 if progress:
                     progress(size)
                 batch, size = [], 0
-        splitter.count(batch, total)
+        skipped[0] += splitter.count(batch, total)
         if progress and size:
             progress(size)
     tasks = []
+    cut = splitter.range_cut_bytes()
     for raw in sources or ():
         path = Path(raw)
         if not path.is_file():
             raise TokenizerFileNotFoundError(f"{path}: no such file" if not path.exists() else f"{path}: not a regular file")
-        tasks.extend((str(path), s, e, splitter, errors) for s, e in plan_line_ranges(path, chunk_bytes))
+        tasks.extend((str(path), s, e, splitter, errors, chunk_bytes) for s, e in plan_line_ranges(path, chunk_bytes, cut))
     if workers is None:
         workers = os.cpu_count() or 1
     small = sum(t[2] - t[1] for t in tasks) < _IN_PROCESS_BYTES  # not worth starting processes
     if workers <= 1 or len(tasks) <= 1 or small:
         for t in tasks:
-            counts, n = _count_line_range(t)
+            counts, n, k = _count_line_range(t)
             _add(total, counts)
+            skipped[0] += k
             if progress:
                 progress(n)
-        return total
-    _run_pool(_count_line_range, tasks, workers, total, progress)
+    else:
+        _run_pool(_count_line_range, tasks, workers, total, progress, skipped)
+    total.skipped = skipped[0]
     return total

@@ -347,11 +347,13 @@ class SentencePieceBPETrainer:
     # -- export -------------------------------------------------------------------------
     def model_proto(
         self, model: PieceBPE, *, normalization: str = "identity", add_dummy_prefix: bool = True,
-        remove_extra_whitespaces: bool = False,
+        remove_extra_whitespaces: bool = False, trainer_settings: Mapping | None = None,
     ):
         """A sentencepiece ``ModelProto`` for a model this trainer made, for
         :func:`tokenforge.sentencepiece.proto.write_model` (by default identity
-        normalization: the text is expected normalized already)."""
+        normalization: the text is expected normalized already). ``trainer_settings``
+        records further ``TrainerSpec`` fields, such as the ``max_sentence_length``
+        the counts were read with."""
         from ..sentencepiece.proto import ModelType, build_model_proto
 
         if not model.is_sentencepiece:
@@ -360,7 +362,7 @@ class SentencePieceBPETrainer:
             [model.id_to_token(i) for i in range(model.vocab_size)], model.scores or [], model.types or [],
             model_type=ModelType.BPE, normalization=normalization, add_dummy_prefix=add_dummy_prefix,
             remove_extra_whitespaces=remove_extra_whitespaces,
-            trainer_settings=self.settings(),
+            trainer_settings={**self.settings(), **(trainer_settings or {})},
         )
 
     def settings(self) -> dict:
