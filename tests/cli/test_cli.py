@@ -150,3 +150,14 @@ def test_train_wordpiece_out_tokenizer_json_is_hf(tmp_path, capsys):
     assert code == 0, err
     hf = pytest.importorskip("tokenizers").Tokenizer.from_file(str(target))
     assert hf.encode("newer lowest").ids == tokenforge.load(target).encode("newer lowest")
+
+
+def test_train_length_limits_are_options(tmp_path, capsys):
+    src = tmp_path / "a.txt"
+    src.write_text("hello world\n" + "x" * 300 + "\n" + "the cat sat on the mat\n" * 30, encoding="utf-8")
+    code, _, err = run(capsys, "train", str(src), "--model", "unigram", "--vocab-size", "60",
+                       "--max-sentence-length", "100", "--out", str(tmp_path / "u.model"))
+    assert code == 0 and "tokenforge: warning: skipped 1 line(s) longer than max_sentence_length=100" in err
+    code, _, err = run(capsys, "train", str(src), "--model", "wordpiece", "--vocab-size", "100",
+                       "--max-word-length", "100", "--out", str(tmp_path / "vocab.txt"))
+    assert code == 0 and "skipped 1 word(s) longer than max_word_length=100" in err

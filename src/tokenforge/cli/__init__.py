@@ -65,9 +65,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"tokenforge: warning: {message}", file=file or sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import warnings
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    warnings.showwarning = _show_warning  # one line, without the source location
     try:
         return args.func(args)
     except TokenforgeError as exc:

@@ -41,7 +41,8 @@ def _train_pipeline(args: argparse.Namespace) -> int:
     if args.model == "wordpiece":
         specials = args.special if args.special is not None else list(presets.BERT_SPECIALS)
         # As HF's BertWordPieceTokenizer.train: the 1000 most frequent characters, pairs seen twice.
-        tok = presets.train_wordpiece(files, special_tokens=specials, limit_alphabet=1000, min_frequency=2, **common)
+        tok = presets.train_wordpiece(files, special_tokens=specials, limit_alphabet=1000, min_frequency=2,
+                                      max_word_length=args.max_word_length, **common)
         if out == DEFAULT_OUT and args.format is None:
             out = "vocab.txt"
         tok.save(out, format=_out_format(args, out))
@@ -51,7 +52,7 @@ def _train_pipeline(args: argparse.Namespace) -> int:
         if out == DEFAULT_OUT and args.format is None:
             out = "tokenizer.model"
         train = presets.train_unigram if args.model == "unigram" else presets.train_sentencepiece_bpe
-        kwargs = dict(special_tokens=specials, **common)
+        kwargs = dict(special_tokens=specials, max_sentence_length=args.max_sentence_length, **common)
         if args.byte_fallback is not None:
             kwargs["byte_fallback"] = args.byte_fallback
         if _out_format(args, out) == "sentencepiece":
@@ -175,6 +176,10 @@ def register(sub: Any) -> None:
     t.add_argument("--format", default=None, choices=["tokenforge", "hf", "tiktoken", "gpt2", "sentencepiece", "bert_vocab", "transformers"],
                    help="write this format whatever the --out name")
     t.add_argument("--workers", type=int, default=None, help="counting processes (default: all cores)")
+    t.add_argument("--max-sentence-length", type=int, default=4192, metavar="BYTES",
+                   help="unigram/spm-bpe: skip lines longer than this, as sentencepiece does (default 4192)")
+    t.add_argument("--max-word-length", type=int, default=4192, metavar="BYTES",
+                   help="wordpiece: skip words longer than this (default 4192; they encode as [UNK] anyway)")
     t.add_argument("--engine", choices=["local", "ray"], default="local",
                    help="bpe: count pre-tokens in local processes or as Ray tasks (pip install 'tokenforge[ray]')")
     t.add_argument("--ray-address", default=None, help="address of a running Ray cluster (default: start a local one)")
