@@ -27,12 +27,9 @@ ALL = "".join(map(chr, CODE_POINTS))
 
 
 def _ranges(cps: set[int]) -> str:
-    out: list[list[int]] = []
-    for c in sorted(cps):
-        if out and out[-1][1] == c - 1:
-            out[-1][1] = c
-        else:
-            out.append([c, c])
+    from tokenforge.pretokenizers import _to_ranges
+
+    out = _to_ranges(cps)
     return ", ".join(f"U+{a:04X}" if a == b else f"U+{a:04X}..U+{b:04X}" for a, b in out[:20]) + (
         " ..." if len(out) > 20 else ""
     )

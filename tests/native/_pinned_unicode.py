@@ -47,13 +47,9 @@ def members(cls: str) -> list[int]:
 
 
 def ranges(cps) -> list[tuple[int, int]]:
-    out: list[list[int]] = []
-    for c in sorted(cps):
-        if out and out[-1][1] == c - 1:
-            out[-1][1] = c
-        else:
-            out.append([c, c])
-    return [(a, b) for a, b in out]
+    from tokenforge.pretokenizers import _to_ranges
+
+    return _to_ranges(cps)
 
 
 def _esc(c: int) -> str:
