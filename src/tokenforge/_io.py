@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import shutil
 import tempfile
@@ -228,22 +229,103 @@ def read_text(path: str | os.PathLike) -> str:
         ) from None
 
 
-def parse_json(text: str | bytes, path: object) -> object:
+def parse_json(text: str | bytes, path: object, *, standard: bool = False) -> object:
     """``json.loads`` with every failure as :class:`FileFormatError` naming the file and line
     (a document nested a thousand levels deep included, which ``json`` reports as a
-    ``RecursionError``)."""
+    ``RecursionError``).
+
+    ``standard=True`` also refuses what JSON (RFC 8259) and serde_json, the reader of HF
+    tokenizers, refuse and Python's ``json`` accepts: ``NaN`` and ``Infinity``, numbers too
+    large for a double (``1e999``), and ``\\u`` escapes of lone UTF-16 surrogates (strings
+    that are not Unicode text). Files HF reads (``tokenizer.json``, ``vocab.json``) are
+    read this way, so tokenforge loads exactly the documents HF loads."""
     import json
 
     from .errors import FileFormatError
 
+    kwargs: dict = {}
+    if standard:
+        kwargs["parse_constant"] = _refuse_constant
+        if isinstance(text, str) and _BIG_NUMBER.search(text):
+            kwargs["parse_float"] = _finite_float
     try:
-        return json.loads(text)
+        doc = json.loads(text, **kwargs)
+    except _NotStandardJSON as exc:
+        raise FileFormatError(
+            f"not standard JSON: {exc.token} (JSON has no NaN or infinite numbers; HF tokenizers refuses the file too)",
+            path=path, line=_line_of_token(text, exc.token),
+        ) from None
     except json.JSONDecodeError as exc:
         raise FileFormatError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from None
     except RecursionError:
         raise FileFormatError("JSON nested too deeply to be a tokenizer file", path=path) from None
     except UnicodeDecodeError as exc:
         raise FileFormatError(f"not valid UTF-8 at byte {exc.start}", path=path) from None
+    if standard and isinstance(text, str) and _SURROGATE_ESCAPE.search(text):
+        where = _lone_surrogate(doc)
+        if where is not None:
+            raise FileFormatError(
+                f"{where} holds a lone UTF-16 surrogate (a \\u escape in D800..DFFF without its pair), "
+                "which is not text; HF tokenizers refuses the file too",
+                path=path,
+            )
+    return doc
+
+
+class _NotStandardJSON(ValueError):
+    def __init__(self, token: str):
+        super().__init__(token)
+        self.token = token
+
+
+def _refuse_constant(token: str) -> object:
+    raise _NotStandardJSON(token)
+
+
+def _finite_float(token: str) -> float:
+    import math
+
+    value = float(token)
+    if math.isinf(value):
+        raise _NotStandardJSON(token)
+    return value
+
+
+# a number with an exponent of three digits or more: the only way to write one past a double
+_BIG_NUMBER = re.compile(r"[0-9][eE][+]?0*[1-9][0-9]{2}")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def _line_of_token(text: str | bytes, token: str) -> int | None:
+    """Line of the first ``token`` outside a JSON string."""
+    if not isinstance(text, str):
+        return None
+    pattern = re.compile(r'"(?:[^"\\]|\\.)*"|(?<![\w.+-])' + re.escape(token) + r"(?![\w.])")
+    for m in pattern.finditer(text):
+        if not m.group(0).startswith('"'):
+            return text.count("\n", 0, m.start()) + 1
+    return None
+
+
+def _lone_surrogate(doc: object) -> str | None:
+    """Where in ``doc`` the first string (key or value) holding a surrogate code point is,
+    as a JSON path (``model.vocab["\\ud800a"]``), or ``None``."""
+    has = re.compile("[\ud800-\udfff]").search
+    stack: list[tuple[object, str]] = [(doc, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, str):
+            if has(node):
+                return where or "the document"
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                at = f"{where}[{k!r}]" if not k.isidentifier() else (f"{where}.{k}" if where else k)
+                if has(k):
+                    return f"{where or 'the document'} key {k!r}"
+                stack.append((v, at))
+        elif isinstance(node, list):
+            stack.extend((v, f"{where}[{n}]") for n, v in enumerate(node))
+    return None
 
 
 def sha256_file(path: str | os.PathLike) -> str:

@@ -36,7 +36,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from ._io import check_interrupted_save, read_bytes, read_text
-from .errors import FileFormatError, TokenizerFileNotFoundError
+from .errors import FileFormatError, TokenforgeError, TokenizerFileNotFoundError
 from .formats import LOAD_FORMATS, save, to_hf_live
 from .tokenizer import Tokenizer
 
@@ -69,6 +69,10 @@ def detect_format(path: str | os.PathLike) -> str:
     if p.suffix == ".model":
         # Meta ships Llama 3's tiktoken rank file as tokenizer.model: look at the content.
         return "tiktoken" if _is_rank_file(p) else "sentencepiece"
+    if p.suffix == ".txt":
+        # A vocab.txt holds any token on any line (HF reads it whatever the first line
+        # looks like): only a rank file's "base64 rank" first line makes it something else.
+        return "tiktoken" if _is_rank_file(p) else "bert_vocab"
     with open(p, "rb") as f:
         raw = f.read(4096)
     if p.suffix == ".gguf" or raw.startswith(b"GGUF"):
@@ -87,7 +91,7 @@ def detect_format(path: str | os.PathLike) -> str:
     first = head.split(b"\n", 1)[0].split()
     if len(first) == 2 and first[1].isdigit():
         return "tiktoken"
-    if p.suffix == ".txt" or p.name.endswith("vocab.txt"):
+    if p.name.endswith("vocab.txt"):
         return "bert_vocab"
     if head[:1] == b"\x0a":  # protobuf field 1 (pieces), length-delimited: a SentencePiece model
         return "sentencepiece"
@@ -147,6 +151,7 @@ def _load(path, pattern, special_tokens, name, lowercase) -> Tokenizer:
     from .formats.gpt2 import load_gpt2_model
     from .formats.native import load_native_dict
     from .formats.tiktoken import parse_ranks
+    from .models.bpe import BPE
 
     p = Path(path)
     fmt = detect_format(p)
@@ -167,13 +172,20 @@ def _load(path, pattern, special_tokens, name, lowercase) -> Tokenizer:
             return Tokenizer.from_dict(data, name=name or data.get("name"))
         except FileFormatError as exc:
             raise FileFormatError(str(exc), path=p) from None
+        except TokenforgeError as exc:  # a value a stage refuses (a setting, a special token twice)
+            raise FileFormatError(f"{type(exc).__name__}: {exc}", path=p) from None
     if fmt == "gpt2":
         vocab_path, merges_path = _gpt2_paths(p)
         check_interrupted_save(vocab_path.parent)
         for q in (vocab_path, merges_path):
             if not q.is_file():
                 raise TokenizerFileNotFoundError(f"{q}: no such file (GPT-2 format needs vocab.json and merges.txt)")
-        model, specials = load_gpt2_model(vocab_path, merges_path, special_tokens)
+        model, specials = load_gpt2_model(vocab_path, merges_path, special_tokens, pattern or "gpt2")
+        if not isinstance(model, BPE):  # merges that ranks do not imply: HF's merge order, HF's stages
+            from .formats.gpt2 import byte_level_stages
+
+            return Tokenizer(model, **byte_level_stages(pattern or "gpt2"), special_tokens=specials,
+                             name=name or vocab_path.parent.name)
         return Tokenizer(model, pre_tokenizer=pattern or "gpt2", special_tokens=specials, name=name or vocab_path.parent.name)
     # tiktoken rank file
     if p.is_dir():
@@ -181,8 +193,6 @@ def _load(path, pattern, special_tokens, name, lowercase) -> Tokenizer:
     data = read_bytes(p)
     known = encoding_for_hash(hashlib.sha256(data).hexdigest())
     ranks = parse_ranks(data, p)
-    from .models.bpe import BPE
-
     if known is not None:
         pattern = pattern or known.pattern
         if special_tokens is None:
@@ -206,9 +216,12 @@ def _load_pipeline(p: Path, fmt: str, name: str | None, lowercase: bool | None):
         f = p / "tokenizer.json" if p.is_dir() else p
         from ._io import parse_json
 
-        data = parse_json(read_text(f), f)
+        data = parse_json(read_text(f), f, standard=True)  # what HF's reader accepts, no more
         if not isinstance(data, dict):
             raise FileFormatError(f"a tokenizer.json holds a JSON object, not {type(data).__name__}", path=f)
+        from .formats.hf_json import check_hf_document
+
+        check_hf_document(data, f)
         if p.is_dir():
             check_interrupted_save(p)
         if p.is_dir():  # a transformers folder: its settings (special-token names, chat template) too
@@ -221,6 +234,8 @@ def _load_pipeline(p: Path, fmt: str, name: str | None, lowercase: bool | None):
             return Tokenizer.from_dict(data, name=name or f.parent.name)
         except FileFormatError as exc:
             raise FileFormatError(str(exc), path=f) from None
+        except TokenforgeError as exc:  # a value a stage refuses (a setting, a special token twice)
+            raise FileFormatError(f"{type(exc).__name__}: {exc}", path=f) from None
     if fmt == "sentencepiece":
         f = p / "tokenizer.model" if p.is_dir() else p
         return presets.sentencepiece(f, name=name)

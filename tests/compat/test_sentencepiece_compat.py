@@ -83,8 +83,8 @@ def test_nbest_and_sampling(pair):
     if ref.serialized_model_proto() and ours.model_proto.trainer_spec.model_type == 1:  # Unigram
         assert ours.nbest_encode_as_ids(text, 3) == ref.nbest_encode_as_ids(text, 3)
     seen = set()
-    for _ in range(20):
-        ids = ours.encode(text, enable_sampling=True, alpha=0.5, nbest_size=-1)
+    for _ in range(60):  # alpha 0.1 flattens the distribution: 60 draws all equal is vanishingly rare
+        ids = ours.encode(text, enable_sampling=True, alpha=0.1, nbest_size=-1)
         assert ours.decode(ids) == ref.decode(ref.encode(text))
         seen.add(tuple(ids))
     assert len(seen) > 1

@@ -5,6 +5,16 @@ Both files spell token bytes in GPT-2's printable byte alphabet
 ``#version: ...`` line; every other non-empty line is ``left right``.
 Special tokens (by default ``<|endoftext|>`` when present) are taken out of
 the mergeable vocabulary and registered as specials with their ids.
+
+The ids are HF tokenizers' (``models.BPE.from_file``), which apply the merges
+in file order. When the merges are the ones the token ids imply (merge ``k``
+makes a token whose id grows with ``k``, every token longer than one byte that
+merging by id could reach is made by a merge, all 256 bytes are tokens, and
+merging by id reproduces every merge: true of every file OpenAI, HF and
+tokenforge write), the model is a rank :class:`~tokenforge.models.bpe.BPE`, as
+fast as tiktoken. Any other pair of files (a merge deleted or moved, an empty
+``merges.txt``) gives a :class:`~tokenforge.models.bpe.PieceBPE` that merges by
+the list, as HF does: merging by id there would give other ids.
 """
 
 from __future__ import annotations
@@ -17,12 +27,12 @@ from pathlib import Path
 from .. import bytelevel
 from .._io import atomic_write_files, parse_json, read_text
 from ..errors import FileFormatError, SpecialTokenError
-from ..models.bpe import BPE
+from ..models.bpe import BPE, PieceBPE
 
 
 def read_vocab_json(path: str | os.PathLike) -> dict[str, int]:
     text = read_text(path)
-    vocab = parse_json(text, path)
+    vocab = parse_json(text, path, standard=True)  # as HF reads it
     if not isinstance(vocab, dict):
         raise FileFormatError(f"expected a JSON object of token -> id, found {type(vocab).__name__}", path=path)
     seen: dict[int, str] = {}
@@ -55,8 +65,14 @@ def load_gpt2_model(
     vocab_path: str | os.PathLike,
     merges_path: str | os.PathLike,
     special_tokens: Collection[str] | Mapping[str, int] | None = None,
-) -> tuple[BPE, dict[str, int]]:
-    """Read the two files; return the BPE model and the special tokens ``{str: id}``."""
+    pattern: str = "gpt2",
+) -> tuple[BPE | PieceBPE, dict[str, int]]:
+    """Read the two files; return the model and the special tokens ``{str: id}``.
+
+    The model is a rank :class:`BPE` when merging by id gives the ids of merging by the
+    list, else a :class:`PieceBPE` over the printable strings (see the module docstring),
+    which needs :func:`byte_level_stages` as its pre-tokenizer and decoder. ``pattern`` is
+    the split pattern the tokenizer will use (a name or a regex)."""
     vocab = read_vocab_json(vocab_path)
     if special_tokens is None:
         special_names = [t for t in ("<|endoftext|>",) if t in vocab]
@@ -88,7 +104,9 @@ def load_gpt2_model(
             ) from None
     ranks = {t: i for i, t in sorted(model_vocab.items(), reverse=True)}
     merges: list[tuple[bytes, bytes]] = []
+    pairs: list[tuple[str, str]] = []
     last_id = -1
+    in_id_order = True
     for lineno, left, right in read_merges_txt(merges_path):
         try:
             a = bytelevel.decode_string(left)
@@ -106,19 +124,64 @@ def load_gpt2_model(
                 )
         merged_id = ranks[a + b]
         if merged_id <= last_id:
-            raise FileFormatError(
-                f"merge {left!r} {right!r} makes id {merged_id}, but an earlier merge made id {last_id}; "
-                "tokenforge ranks tokens by id, so merges must come in id order",
-                path=merges_path,
-                line=lineno,
-            )
-        last_id = merged_id
+            in_id_order = False
+        last_id = max(last_id, merged_id)
         merges.append((a, b))
+        pairs.append((left, right))
+    if in_id_order and len(ranks) == len(model_vocab) and all(bytes([b]) in ranks for b in range(256)):
+        try:
+            model = BPE(model_vocab, merges)
+        except FileFormatError as exc:
+            raise FileFormatError(str(exc), path=vocab_path) from None
+        if _ranks_imply_merges(model, pattern):
+            return model, specials
+    # merging by id would give other ids than merging by the list: merge by the list, as HF
     try:
-        model = BPE(model_vocab, merges)
+        return PieceBPE(vocab, pairs), specials
     except FileFormatError as exc:
         raise FileFormatError(str(exc), path=vocab_path) from None
-    return model, specials
+
+
+def _ranks_imply_merges(model: BPE, pattern: str) -> bool:
+    """Does merging by rank give the ids of merging by ``model.merges`` in order?
+
+    A token that no merge makes must be out of reach of rank merging: not two tokens
+    joined, and never a whole piece of ``pattern``'s split (rank BPE takes a piece that
+    is a token whole, as tiktoken does). Then :meth:`BPE.first_underived_merge` must find
+    nothing (natively when the core is there: it takes a second in Python for GPT-2)."""
+    merges = model.merges or []
+    ranks = model.ranks
+    made = {a + b for a, b in merges}
+    unmade = [t for t in ranks if len(t) > 1 and t not in made]
+    if unmade:
+        import regex
+
+        from ..pretokenizers import resolve_pattern
+
+        split = regex.compile(resolve_pattern(pattern)[1]).findall
+        for t in unmade:
+            if any(t[:k] in ranks and t[k:] in ranks for k in range(1, len(t))):
+                return False  # rank merging can join it, the merge list cannot
+            try:
+                text = t.decode("utf-8")
+            except UnicodeDecodeError:
+                continue  # never a piece of text
+            if split(text) == [text]:
+                return False  # a piece can be this token whole
+    core = model.native_encoder()
+    if core is None:
+        return model.first_underived_merge() < 0
+    return core.first_underived_merge([(ranks[a], ranks[b]) for a, b in merges]) < 0
+
+
+def byte_level_stages(pattern: str) -> dict:
+    """The pre-tokenizer and decoder of a :class:`PieceBPE` over GPT-2's printable
+    alphabet (``Tokenizer(model, **byte_level_stages(pattern))``), as in HF's files."""
+    from .. import decoders, pretokenizers
+
+    split = pretokenizers.Split(pretokenizers.resolve_pattern(pattern)[1], "isolated")
+    pre = pretokenizers.Sequence([split, pretokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    return {"pre_tokenizer": pre, "decoder": decoders.ByteLevel()}
 
 
 def save_gpt2(model: BPE, special_tokens: Mapping[str, int], directory: str | os.PathLike) -> None:

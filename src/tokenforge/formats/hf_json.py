@@ -215,6 +215,31 @@ def save_transformers(tok: "Tokenizer", directory: str | os.PathLike) -> None:
                         d / "special_tokens_map.json": dump(special_map)})
 
 
+#: The keys of a ``tokenizer.json`` (HF tokenizers' ``TokenizerImpl``): HF refuses a file with
+#: any other key at the top level, and so does :func:`check_hf_document`.
+HF_TOP_LEVEL_KEYS = ("version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer",
+                     "post_processor", "decoder", "model")
+
+
+def check_hf_document(data: dict[str, Any], path: object) -> None:
+    """Refuse the top level of a ``tokenizer.json`` that HF tokenizers refuses: a key it does not
+    read (its reader stops there with ``expected `,` or `}```), or a ``version`` other than
+    ``"1.0"`` (the only one HF knows; the key may be left out)."""
+    for key in data:
+        if key not in HF_TOP_LEVEL_KEYS:
+            raise FileFormatError(
+                f"unknown top-level key {key!r} (a tokenizer.json holds {', '.join(HF_TOP_LEVEL_KEYS)}); "
+                "HF tokenizers refuses the file too",
+                path=path,
+            )
+    if "version" in data and data["version"] != "1.0":
+        raise FileFormatError(
+            f"field 'version' is {data['version']!r}; the only tokenizer.json version is \"1.0\" "
+            "(HF tokenizers refuses the file too)",
+            path=path,
+        )
+
+
 def read_transformers_config(directory: str | os.PathLike) -> dict[str, Any]:
     """The settings of a ``transformers`` folder: ``tokenizer_config.json``,
     ``special_tokens_map.json`` and a separate ``chat_template.jinja``/``.json`` when present

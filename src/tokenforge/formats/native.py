@@ -53,11 +53,22 @@ def _parts(doc: dict[str, Any]) -> tuple[str, ...]:
     return PARTS
 
 
-def _upgrade_v1(doc: dict[str, Any]) -> dict[str, Any]:
+def _upgrade_v1(doc: dict[str, Any], path: object = "<native>") -> dict[str, Any]:
     """A version 1 document in version 2's shape."""
     if doc.get("kind") == "pipeline":
         return {k: v for k, v in doc.items() if k != "kind"}
-    specials = doc.get("special_tokens") or {}
+    specials = doc.get("special_tokens")
+    if specials is None:
+        specials = {}
+    if not isinstance(specials, dict):
+        raise FileFormatError(
+            f"field 'special_tokens' must be an object of token -> id, not {type(specials).__name__}", path=path
+        )
+    for token, i in specials.items():
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32:
+            raise FileFormatError(
+                f"field 'special_tokens': {token!r} has id {i!r}; ids are integers in 0..2**32-1", path=path
+            )
     decoder = doc.get("decoder")
     if isinstance(decoder, dict) and decoder.get("type") == "byte_level":
         decoder = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
@@ -148,13 +159,20 @@ def loads(text: str, path: object = "<native>") -> dict[str, Any]:
     for part in (*_parts(doc), *(p for p in OPTIONAL_PARTS if p in doc)):
         if part not in doc:
             raise FileFormatError(f"missing field {part!r}", path=path)
-        if hashes.get(part) != part_hash(doc[part]):
+        try:
+            computed = part_hash(doc[part])
+        except UnicodeEncodeError as exc:  # a \ud800 escape: not text, and tokenforge never writes one
+            raise FileFormatError(
+                f"field {part!r} holds a lone UTF-16 surrogate ({exc.object[exc.start:exc.end]!r}), which is not text",
+                path=path,
+            ) from None
+        if hashes.get(part) != computed:
             raise FileFormatError(
                 f"sha256 of {part!r} does not match: the file was changed or truncated "
-                f"(expected {hashes.get(part)}, computed {part_hash(doc[part])})",
+                f"(expected {hashes.get(part)}, computed {computed})",
                 path=path,
             )
-    return _upgrade_v1(doc) if doc["format_version"] == 1 else doc
+    return _upgrade_v1(doc, path) if doc["format_version"] == 1 else doc
 
 
 def save_native(data: dict[str, Any], path: str | os.PathLike) -> None:

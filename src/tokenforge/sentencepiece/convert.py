@@ -12,6 +12,7 @@ pieces as special tokens and sentencepiece's decoder (Kudo & Richardson,
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -53,7 +54,16 @@ def tokenizer_from_proto(
     spec = proto.normalizer_spec
     ts = proto.trainer_spec
     pieces = [p.piece for p in proto.pieces]
-    types = [int(p.type) for p in proto.pieces]
+    types = piece_types(proto)
+    if ts.model_type == ModelType.BPE and "\0" in pieces and types[pieces.index("\0")] == PieceType.UNUSED:
+        # sentencepiece leaves such a piece out of its vocabulary: text never gives its id,
+        # yet decoding the id gives "\0"; tokenforge's BPE would give it for a NUL in text
+        raise FileFormatError(
+            f"piece {pieces.index(chr(0))} is a NUL character that sentencepiece reads as UNUSED and leaves out of "
+            "its BPE vocabulary; tokenforge cannot keep such an id out of encoding, so it refuses the model "
+            "rather than give other ids",
+            path=path,
+        )
     scores = [float(p.score) for p in proto.pieces]
     user_defined = [p for p, t in zip(pieces, types) if t == PieceType.USER_DEFINED]
     # sentencepiece normalizes with the blob alone: a name without a blob is no rule at all.
@@ -130,52 +140,131 @@ def _model_type_name(value: int) -> str:
 
 
 def check_like_sentencepiece(proto: ModelProto, path: Any = None) -> None:
-    """Refuse what ``sentencepiece`` refuses when it loads a model (``model_interface.cc``,
-    ``normalizer.cc``), with its reasons: an empty or repeated piece, no unknown piece or
-    two, a byte piece without byte fallback or one that is not ``<0xXX>``, byte fallback
-    without all 256 byte pieces, a charsmap whose trie size is not a multiple of 1024
-    bytes or does not fit the blob."""
+    """Refuse what ``sentencepiece`` refuses when it loads a model, with its reasons
+    (``SentencePieceProcessor::Load`` of sentencepiece 0.2.3: ``model_interface.cc``,
+    ``unigram_model.cc``, ``bpe_model.cc``, ``normalizer.cc`` and its double-array trie):
+
+    * a piece that is empty, 8000 bytes or longer, or holds a NUL character (a piece that
+      is exactly ``"\\0"`` is skipped when UNUSED, and is UNUSED under byte fallback);
+    * a piece given twice: among the normal (NORMAL, USER_DEFINED, UNUSED) or among the
+      other pieces of a Unigram model, among all pieces of a BPE model;
+    * two unknown pieces, or none without byte fallback;
+    * a byte piece without byte fallback or that is not ``<0xXX>``, byte fallback
+      without all 256 byte pieces;
+    * a NaN or infinite score in a Unigram model;
+    * a charsmap (normalizer's or denormalizer's) that is too short, whose trie size
+      does not fit the blob or is not a positive multiple of 1024, whose strings do not
+      end with a NUL byte, or whose trie points outside itself or its strings.
+    """
     from .constants import byte_piece
 
     def fail(msg: str) -> FileFormatError:
         return FileFormatError(f"{msg} (sentencepiece refuses this model too)", path=path)
 
-    byte_fallback = bool(proto.trainer_spec.byte_fallback)
+    ts = proto.trainer_spec
+    byte_fallback = bool(ts.byte_fallback)
+    one_table = ts.model_type == ModelType.BPE  # bpe::Model keeps every piece in one map
     seen_normal: dict[str, int] = {}
     seen_reserved: dict[str, int] = {}
     unk = None
     byte_ids: dict[int, int] = {}
     valid_bytes = {byte_piece(b): b for b in range(256)}
     for i, p in enumerate(proto.pieces):
+        size = len(p.piece.encode("utf-8"))
+        if size >= _MAX_PIECE_BYTES:
+            raise fail(f"piece {i} is {size} bytes long; pieces are shorter than {_MAX_PIECE_BYTES} bytes")
+    for i, (p, kind) in enumerate(zip(proto.pieces, piece_types(proto))):
         if not p.piece:
             raise fail(f"piece {i} is empty")
-        normal = p.type in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
-        table = seen_normal if normal else seen_reserved
+        if p.piece == "\0" and kind == PieceType.UNUSED:
+            continue
+        if "\0" in p.piece:
+            raise fail(f"piece {i} {p.piece!r} holds a NUL character")
+        normal = kind in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)
+        table = seen_normal if normal or one_table else seen_reserved
         if p.piece in table:
             raise fail(f"piece {i} {p.piece!r} is already defined (as piece {table[p.piece]})")
         table[p.piece] = i
-        if p.type == PieceType.UNKNOWN:
+        if kind == PieceType.UNKNOWN:
             if unk is not None:
                 raise fail(f"piece {i} {p.piece!r} is a second unknown piece (the first is piece {unk})")
             unk = i
-        if p.type == PieceType.BYTE:
+        if kind == PieceType.BYTE:
             if not byte_fallback:
                 raise fail(f"byte piece {i} {p.piece!r} is found although byte_fallback is false")
             if p.piece not in valid_bytes:
                 raise fail(f"byte piece {i} {p.piece!r} is not of the form <0xXX>")
             byte_ids[valid_bytes[p.piece]] = i
-    if unk is None:
+    if unk is None and not byte_fallback:
         raise fail("no piece has type UNKNOWN")
     if byte_fallback and len(byte_ids) != 256:
         raise fail(f"byte_fallback is true but there are {len(byte_ids)} byte pieces, not 256")
-    blob = proto.normalizer_spec.precompiled_charsmap
-    if blob:
-        size = int.from_bytes(blob[:4], "little") if len(blob) > 4 else None
-        if size is None or size >= len(blob):
-            raise fail(f"normalizer_spec.precompiled_charsmap: the trie size {size} does not fit the "
-                       f"{len(blob)}-byte blob")
-        if size % 1024:
-            raise fail(f"normalizer_spec.precompiled_charsmap: the trie size {size} is not a multiple of 1024")
+    if ts.model_type == ModelType.UNIGRAM:
+        for i, p in enumerate(proto.pieces):
+            if not math.isfinite(p.score):
+                raise fail(f"piece {i} {p.piece!r} has score {p.score}; a Unigram model's scores are finite")
+    _check_charsmap(proto.normalizer_spec.precompiled_charsmap, "normalizer_spec.precompiled_charsmap", fail)
+    if proto.has("denormalizer_spec"):
+        _check_charsmap(proto.denormalizer_spec.precompiled_charsmap, "denormalizer_spec.precompiled_charsmap", fail)
+
+
+#: sentencepiece refuses pieces of this many bytes or more (``kMaxPieceSize``)
+_MAX_PIECE_BYTES = 8000
+
+
+def piece_types(proto: ModelProto) -> list[int]:
+    """The type of each piece as ``sentencepiece`` uses it: a piece that is exactly ``"\\0"``
+    is UNUSED when the model has byte fallback (sentencepiece's workaround for converters
+    that add a raw NUL piece beside ``<0x00>``)."""
+    byte_fallback = bool(proto.trainer_spec.byte_fallback)
+    return [PieceType.UNUSED if byte_fallback and p.piece == "\0" else int(p.type) for p in proto.pieces]
+
+
+def _check_charsmap(blob: bytes, field: str, fail: Any) -> None:
+    """sentencepiece's ``Normalizer::DecodePrecompiledCharsMap`` and ``DoubleArray::validate``
+    on a precompiled charsmap: ``<trie size: uint32 LE><double-array trie><NUL-terminated strings>``."""
+    if not blob:
+        return
+    if len(blob) <= 4:
+        raise fail(f"{field}: a {len(blob)}-byte blob is too short to hold the trie size")
+    size = int.from_bytes(blob[:4], "little")
+    if size >= len(blob) - 4:
+        raise fail(f"{field}: the trie size {size} does not fit the {len(blob)}-byte blob")
+    if size < 1024 or size % 1024:
+        raise fail(f"{field}: the trie size {size} is not a multiple of 1024")
+    strings = len(blob) - 4 - size
+    if blob[-1] != 0:
+        raise fail(f"{field}: the normalized strings after the trie do not end with a NUL byte")
+    bad = _first_invalid_unit(blob[4:4 + size], strings)
+    if bad is not None:
+        raise fail(f"{field}: trie unit {bad} (byte {4 + 4 * bad} of the blob) points outside the trie or its strings")
+
+
+def _first_invalid_unit(trie: bytes, strings: int) -> int | None:
+    """The first unit ``Darts::DoubleArray::validate(strings)`` rejects (darts-clone as
+    sentencepiece ships it), or ``None``. A unit is ``uint32``: label (bits 0-7 and 31),
+    has-leaf (bit 8), offset (bits 10-31, shifted by 8 when bit 9 is set); a leaf holds
+    a value (bits 0-30), an offset into the strings."""
+    import numpy as np
+
+    units = np.frombuffer(trie, dtype="<u4").astype(np.int64)
+    n = len(units)
+    label = units & 0x800000FF
+    has_leaf = (units >> 8) & 1
+    offset = (units >> 10) << ((units & 0x200) >> 6)
+    index = np.arange(n, dtype=np.int64)
+    target = index ^ offset
+    if label[0] != 0 or has_leaf[0] or offset[0] == 0 or (offset[0] | 0xFF) >= n:
+        return 0
+    inner = label <= 0xFF
+    inner[0] = False
+    bad = inner & ((target | 0xFF) >= n)
+    leaf = inner & ~bad & (has_leaf == 1)
+    bad |= leaf & (label[np.where(leaf, target, 0)] <= 0xFF)
+    value = units & 0x7FFFFFFF
+    bad |= ~inner & (index > 0) & (value >= strings)
+    hits = np.flatnonzero(bad)
+    return int(hits[0]) if len(hits) else None
 
 
 def hf_approximation(tokenizer: Tokenizer) -> dict[str, Any]:

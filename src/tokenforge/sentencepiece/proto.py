@@ -15,7 +15,28 @@ The wire format is a sequence of records ``tag, value``: the tag is a varint
 bytes (``float``). Every field this module knows becomes a dataclass
 attribute; every other record (a field of a newer sentencepiece, an
 extension) is kept as its raw bytes and written back after the known fields,
-so ``write_model(read_model(p))`` reproduces the file byte for byte. Known
+so ``write_model(read_model(p))`` reproduces the file byte for byte.
+
+Decoding accepts what the protobuf parser inside ``sentencepiece`` accepts
+and reads it the same way (protobuf's encoding guide,
+https://protobuf.dev/programming-guides/encoding/, and its proto2 rules):
+
+* a tag takes at most 5 bytes and is kept to 32 bits; a length takes at most
+  5 bytes and is below 2**31; any other varint takes at most 10 bytes and is
+  kept to 64 bits;
+* a known field with another wire type than its own, a group (wire types 3
+  and 4, skipped whole) and a piece type outside ``SentencePiece.Type`` (0, 7,
+  100) are unknown fields: the field keeps its default, as if absent;
+* a singular field given twice takes the last value, and a singular
+  sub-message given twice is the merge of both (``MergeFrom``);
+* field number 0, wire types 6 and 7, an end-group without its start, and
+  anything truncated are errors.
+
+Two differences are deliberate. A string field that is not UTF-8 is an error,
+where ``sentencepiece`` keeps the bytes (such a piece never matches text, but
+a Python ``str`` cannot hold it). A ``model_type`` outside the enum is kept as
+read, and loading the model names it as unsupported, where ``sentencepiece``
+would silently run the model as UNIGRAM. Known
 fields are written in field-number order, as protobuf's C++ serializer does,
 and only when they were present in the file or differ from their default
 (proto2 presence).
@@ -84,7 +105,12 @@ class ModelType(IntEnum):
 
 # -- wire format ------------------------------------------------------------
 
-_VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
+_VARINT, _I64, _LEN, _I32, _START_GROUP, _END_GROUP = 0, 1, 2, 5, 3, 4
+_MASK64 = (1 << 64) - 1
+#: protobuf refuses a length-delimited field of 2 GiB or more
+_MAX_LENGTH = (1 << 31) - 1
+#: protobuf's default recursion limit (sub-messages and groups)
+_MAX_DEPTH = 100
 _WIRE_NAMES = {0: "varint", 1: "64-bit", 2: "length-delimited", 3: "start-group", 4: "end-group", 5: "32-bit"}
 # wire type of each value kind
 _KIND_WIRE = {
@@ -124,10 +150,27 @@ class _Reader:
             pos += 1
             result |= (b & 0x7F) << shift
             if b < 0x80:
-                return result, pos
+                return result & _MASK64, pos  # bits past 64 are dropped, as protobuf does
             shift += 7
             if shift >= 70:
                 raise self.fail(f"varint longer than 10 bytes at byte {start} in {ctx}")
+
+    def tag(self, pos: int, end: int, ctx: str) -> tuple[int, int]:
+        """A field tag: at most 5 bytes, kept to 32 bits (protobuf's tags are uint32)."""
+        v, p = self.varint(pos, end, ctx)
+        if p - pos > 5:
+            raise self.fail(f"field tag longer than 5 bytes at byte {pos} in {ctx}")
+        return v & 0xFFFFFFFF, p
+
+    def length(self, pos: int, end: int, ctx: str, what: str = "field") -> tuple[int, int]:
+        """The length of a length-delimited value and where its bytes start (checked to fit)."""
+        n, p = self.varint(pos, end, ctx)
+        if p - pos > 5 or n > _MAX_LENGTH:
+            shown = "longer than 5 bytes" if p - pos > 5 else f"{n}, 2 GiB or more"
+            raise self.fail(f"length at byte {pos} in {ctx} is {shown} (protobuf refuses it)")
+        if p + n > end:
+            raise self.fail(f"truncated {what}: {n} bytes announced at byte {pos} in {ctx}, only {end - p} left")
+        return n, p
 
 
 def _varint_bytes(value: int) -> bytes:
@@ -141,8 +184,9 @@ def _varint_bytes(value: int) -> bytes:
     return bytes(out)
 
 
-def _skip_value(r: _Reader, pos: int, end: int, wire: int, ctx: str) -> int:
-    """Position just after a value of ``wire`` type starting at ``pos``."""
+def _skip_value(r: _Reader, pos: int, end: int, wire: int, ctx: str, number: int = 0, depth: int = 0) -> int:
+    """Position just after a value of ``wire`` type starting at ``pos`` (a group: after
+    its end-group tag)."""
     if wire == _VARINT:
         return r.varint(pos, end, ctx)[1]
     if wire == _I64:
@@ -154,10 +198,25 @@ def _skip_value(r: _Reader, pos: int, end: int, wire: int, ctx: str) -> int:
             raise r.fail(f"truncated 32-bit value at byte {pos} in {ctx}")
         return pos + 4
     if wire == _LEN:
-        n, p = r.varint(pos, end, ctx)
-        if p + n > end:
-            raise r.fail(f"truncated field: {n} bytes announced at byte {pos} in {ctx}, {end - p} left")
+        n, p = r.length(pos, end, ctx)
         return p + n
+    if wire == _START_GROUP:
+        if depth >= _MAX_DEPTH:
+            raise r.fail(f"groups nested more than {_MAX_DEPTH} deep at byte {pos} in {ctx}")
+        while True:
+            if pos >= end:
+                raise r.fail(f"group {number} in {ctx} has no end-group tag (truncated)")
+            at = pos
+            key, pos = r.tag(pos, end, f"{ctx} (group {number})")
+            if key & 7 == _END_GROUP:
+                if key >> 3 != number:
+                    raise r.fail(f"end-group tag of field {key >> 3} at byte {at} closes group {number} in {ctx}")
+                return pos
+            if key >> 3 == 0:
+                raise r.fail(f"invalid field number 0 at byte {at} in {ctx} (group {number})")
+            pos = _skip_value(r, pos, end, key & 7, f"{ctx} (group {number})", key >> 3, depth + 1)
+    if wire == _END_GROUP:
+        raise r.fail(f"end-group tag (wire type 4) without a group at byte {pos} in {ctx}")
     raise r.fail(f"unsupported wire type {wire} ({_WIRE_NAMES.get(wire, 'invalid')}) at byte {pos} in {ctx}")
 
 
@@ -183,33 +242,44 @@ class _Message:
         return d
 
     @classmethod
-    def _decode(cls, r: _Reader, pos: int, end: int, ctx: str):
+    def _decode(cls, r: _Reader, pos: int, end: int, ctx: str, depth: int = 0):
+        if depth > _MAX_DEPTH:
+            raise r.fail(f"messages nested more than {_MAX_DEPTH} deep at byte {pos} in {ctx}")
         values: dict[str, Any] = {}
         present: set[str] = set()
         unknown: list[bytes] = []
         by_number = cls._by_number()
         buf = r.buf
+        where = ctx  # the last field read, for errors: where the bytes stopped making sense
+        shown = ctx or "the ModelProto"
         while pos < end:
             rec_start = pos
-            key, pos = r.varint(pos, end, f"{ctx} (field tag)")
+            after = f" (after {where})" if where != ctx else ""
+            key, pos = r.tag(pos, end, f"{shown} (field tag){after}")
             number, wire = key >> 3, key & 7
             if number == 0:
-                raise r.fail(f"invalid field number 0 at byte {rec_start} in {ctx}")
+                raise r.fail(f"invalid field number 0 at byte {rec_start} in {shown}{after}")
             spec = by_number.get(number)
-            if spec is None:
-                pos = _skip_value(r, pos, end, wire, f"{ctx} (unknown field {number})")
+            if spec is not None and wire != _KIND_WIRE[spec[2]]:
+                # protobuf's parser reads a known field with a foreign wire type as an unknown field
+                kind_name = _WIRE_NAMES[_KIND_WIRE[spec[2]]]
+                where = (f"{ctx}.{spec[1]}" if ctx else spec[1]) + (
+                    f", read as an unknown field: wire type {wire} ({_WIRE_NAMES.get(wire, 'invalid')}), "
+                    f"not {kind_name}"
+                )
+                pos = _skip_value(r, pos, end, wire, f"{shown} (field {number}){after}", number, depth)
                 unknown.append(bytes(buf[rec_start:pos]))
+                continue
+            if spec is None:
+                pos = _skip_value(r, pos, end, wire, f"{shown} (unknown field {number}){after}", number, depth)
+                unknown.append(bytes(buf[rec_start:pos]))
+                where = f"unknown field {number}"
                 continue
             _, name, kind, repeated, sub = spec
             fctx = f"{ctx}.{name}" if ctx else name
             if repeated:
                 fctx = f"{fctx}[{len(values.get(name, ()))}]"
-            expected = _KIND_WIRE[kind]
-            if wire != expected:
-                raise r.fail(
-                    f"field {fctx} (number {number}) should be {_WIRE_NAMES[expected]}, "
-                    f"found wire type {wire} ({_WIRE_NAMES.get(wire, 'invalid')}) at byte {rec_start}"
-                )
+            where = fctx
             if wire == _VARINT:
                 v, pos = r.varint(pos, end, fctx)
                 if kind == "bool":
@@ -217,6 +287,10 @@ class _Message:
                 elif kind in ("int32", "enum"):
                     v &= 0xFFFFFFFF
                     value = v - (1 << 32) if v >= 1 << 31 else v
+                    if kind == "enum" and sub is not None and value not in sub:
+                        # proto2 closed enum: a value outside it is kept as an unknown field
+                        unknown.append(bytes(buf[rec_start:pos]))
+                        continue
                 else:  # uint64
                     value = v & 0xFFFFFFFFFFFFFFFF
             elif wire == _I32:
@@ -225,14 +299,12 @@ class _Message:
                 value = _F32.unpack_from(buf, pos)[0]
                 pos += 4
             else:
-                n, p = r.varint(pos, end, fctx)
-                if p + n > end:
-                    raise r.fail(
-                        f"truncated {kind}: {n} bytes announced at byte {pos} in {fctx}, only {end - p} left"
-                    )
+                n, p = r.length(pos, end, fctx, kind)
                 pos = p + n
                 if kind == "message":
-                    value = sub._decode(r, p, pos, fctx)
+                    value = sub._decode(r, p, pos, fctx, depth + 1)
+                    if not repeated and name in values:
+                        value = values[name]._merge_from(value)  # protobuf merges a repeated sub-message
                 elif kind == "bytes":
                     value = bytes(buf[p:pos])
                 else:
@@ -251,6 +323,23 @@ class _Message:
         obj._present = present
         obj._unknown = unknown
         return obj
+
+    def _merge_from(self, other: "_Message") -> "_Message":
+        """``self`` with ``other`` merged in, as protobuf's ``MergeFrom``: fields present in
+        ``other`` replace scalars, extend repeated fields and merge sub-messages."""
+        for _number, name, kind, repeated, _sub in self._FIELDS:
+            if name not in other._present:
+                continue
+            value = getattr(other, name)
+            if repeated:
+                setattr(self, name, list(getattr(self, name)) + list(value))
+            elif kind == "message" and name in self._present:
+                setattr(self, name, getattr(self, name)._merge_from(value))
+            else:
+                setattr(self, name, value)
+        self._present = self._present | other._present
+        self._unknown = self._unknown + other._unknown
+        return self
 
     def _encode(self, out: bytearray) -> None:
         present = self._present
@@ -323,15 +412,16 @@ class SentencePiece(_Message):
     _FIELDS: ClassVar[tuple] = (
         (1, "piece", "string", False, None),
         (2, "score", "float", False, None),
-        (3, "type", "enum", False, None),
+        (3, "type", "enum", False, frozenset(int(t) for t in PieceType)),
     )
 
 
-#: ``(number, attribute, kind, repeated)`` of every ``TrainerSpec`` field.
+#: ``(number, attribute, kind, repeated, sub)`` of every ``TrainerSpec`` field (``sub``: the
+#: values of a closed enum field, the message class of a sub-message field).
 TRAINER_SPEC_FIELDS: tuple = (
     (1, "input", "string", True, None),
     (2, "model_prefix", "string", False, None),
-    (3, "model_type", "enum", False, None),
+    (3, "model_type", "enum", False, None),  # any value: the loader names one it does not know
     (4, "vocab_size", "int32", False, None),
     (5, "accept_language", "string", True, None),
     (6, "self_test_sample_size", "int32", False, None),
