@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import json
 import lzma
-import math
 import struct
 from pathlib import Path
 
 import pytest
 
 import tokenforge
-from tokenforge import FileFormatError, TokenforgeError
+from tokenforge import FileFormatError
 from tokenforge.models.bpe import BPE, PieceBPE
-from tokenforge.sentencepiece.proto import PieceType, decode_model, encode_model, read_model
+from tokenforge.sentencepiece.proto import PieceType, decode_model, encode_model
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TEXTS = ["Hello world, it's 12345 naïve cafés!", "  the  quick\tbrown fox\n\nend ", "東京 🙂 <unk> <s> ▁x"]
@@ -397,9 +396,6 @@ def test_a_rank_file_named_txt_is_still_a_rank_file(tmp_path, small_tokenizer):
     tok = tokenforge.load(path, pattern=small_tokenizer.pattern)
     assert dict(tok.mergeable_ranks) == dict(small_tokenizer.mergeable_ranks)
 
-
-def test_every_error_above_is_a_tokenforge_error():
-    assert issubclass(FileFormatError, TokenforgeError) and math.isfinite(1.0)
 
 
 @pytest.mark.parametrize("specials, fragment", [
