@@ -229,6 +229,10 @@ def read_text(path: str | os.PathLike) -> str:
         ) from None
 
 
+#: The deepest JSON nesting parsed (far beyond any tokenizer file; safe for the C stack).
+_JSON_DEPTH = 4000
+
+
 def parse_json(text: str | bytes, path: object, *, standard: bool = False) -> object:
     """``json.loads`` with every failure as :class:`FileFormatError` naming the file and line
     (a document nested a thousand levels deep included, which ``json`` reports as a
@@ -248,7 +252,15 @@ def parse_json(text: str | bytes, path: object, *, standard: bool = False) -> ob
         kwargs["parse_constant"] = _refuse_constant
         if isinstance(text, str) and _BIG_NUMBER.search(text):
             kwargs["parse_float"] = _finite_float
+    import sys
+
+    # json's C decoder recurses on the C stack, bounded only by the recursion limit: where a
+    # program raised that limit, a deeply nested file would overflow the stack (a crash), so
+    # the limit is held at a safe depth while parsing.
+    limit = sys.getrecursionlimit()
     try:
+        if limit > _JSON_DEPTH:
+            sys.setrecursionlimit(_JSON_DEPTH)
         doc = json.loads(text, **kwargs)
     except _NotStandardJSON as exc:
         raise FileFormatError(
@@ -261,6 +273,9 @@ def parse_json(text: str | bytes, path: object, *, standard: bool = False) -> ob
         raise FileFormatError("JSON nested too deeply to be a tokenizer file", path=path) from None
     except UnicodeDecodeError as exc:
         raise FileFormatError(f"not valid UTF-8 at byte {exc.start}", path=path) from None
+    finally:
+        if sys.getrecursionlimit() != limit:
+            sys.setrecursionlimit(limit)
     if standard and isinstance(text, str) and _SURROGATE_ESCAPE.search(text):
         where = _lone_surrogate(doc)
         if where is not None:

@@ -242,3 +242,25 @@ def test_an_unknown_sentencepiece_model_type_is_named(tmp_path, shared_data):
     proto.write_model(m, tmp_path / "m.model")
     with pytest.raises(FileFormatError, match=r"m\.model: SentencePiece model_type 99 \(not a sentencepiece"):
         tokenforge.load(tmp_path / "m.model")
+
+
+def test_deep_json_is_a_clean_error_even_with_a_raised_recursion_limit(tmp_path):
+    """json's C decoder recurses on the C stack: with the recursion limit raised by the
+    program, 200,000 levels crashed the process (SIGSEGV). Run in a child, so a crash fails."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "tokenizer.json"
+    path.write_text('{"model": ' + "[" * 200_000 + "]" * 200_000 + "}")
+    code = (
+        "import sys, tokenforge\n"
+        "sys.setrecursionlimit(1_000_000)\n"
+        "try:\n"
+        f"    tokenforge.load({str(path)!r})\n"
+        "except tokenforge.FileFormatError as e:\n"
+        "    assert 'nested too deeply' in str(e)\n"
+        "    assert sys.getrecursionlimit() == 1_000_000\n"
+        "else:\n"
+        "    raise SystemExit('loaded')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
