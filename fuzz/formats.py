@@ -12,8 +12,8 @@ SentencePiece ``.model`` (varints, lengths, wire types, piece types, NaN and
 infinite scores, the charsmap); GGUF header and metadata (magic, version,
 counts, value types, token ids, arrays).
 
-Every mutated file is loaded in a forked child with a time limit and an
-address-space limit (``RLIMIT_AS``). The outcome is one of
+Every mutated file is loaded in a forked child with a time limit and a memory
+limit (``RLIMIT_DATA``, on top of what the child already holds). The outcome is one of
 
 * a clean error: a ``TokenforgeError`` whose message names the file;
 * a load: the tokenizer then encodes and decodes a few fixed strings, and when
@@ -1772,6 +1772,18 @@ def _run_reference(case_dir: Path, seed: Seed) -> dict[str, Any]:
     return {"loaded": True, "encoded": _encode_all(encode)}
 
 
+def _data_in_use() -> int:
+    """Bytes of this process's data segment and private mappings (``VmData``), 0 if unknown."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def _child(conn, case_dir: str, seed: Seed, memory_mb: int) -> None:
     log = os.open(os.path.join(case_dir, ".child.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
     os.dup2(log, 1)
@@ -1781,8 +1793,11 @@ def _child(conn, case_dir: str, seed: Seed, memory_mb: int) -> None:
     # a crash's Python traceback goes to the log, hence into the report (not to a handler
     # the parent set up, such as pytest's)
     faulthandler.enable(file=os.fdopen(log, "w", closefd=False))
-    limit = memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    # Bound the memory a load may take on top of what the forked child already holds: the data
+    # limit (heap and private mappings), not the address space, so a parent that reserved a lot
+    # of address space (Ray, Arrow) cannot leave the child's stack unable to grow.
+    limit = _data_in_use() + memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     d = Path(case_dir)
     conn.send(("tf", _run_tokenforge(d, seed)))
     if seed.reference is not None:
@@ -2033,6 +2048,18 @@ def fuzz(formats: Iterable[str] = FORMATS, *, seed: int = 0, runs: int | None = 
     formats = list(formats)
     if runs is None and seconds is None:
         raise ValueError("give runs=, seconds= or both")
+    # The mutators parse deeply nested JSON themselves: with a recursion limit a host program
+    # raised, json's C decoder could overflow the C stack. Children inherit the default too.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(min(limit, 1000))
+    try:
+        return _fuzz(formats, seed=seed, runs=runs, seconds=seconds, jobs=jobs, out=out, use_shared=use_shared,
+                     seeds=seeds, memory_mb=memory_mb, timeout=timeout, start=start, report=report)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _fuzz(formats, *, seed, runs, seconds, jobs, out, use_shared, seeds, memory_mb, timeout, start, report):
     seeds = seeds or build_seeds(formats, use_shared=use_shared)
     t_end = None if seconds is None else time.monotonic() + seconds
 
