@@ -110,9 +110,8 @@ def test_unicode_scripts_matches_hf_on_every_code_point(probe):
     for start in range(0, len(text), 1_000_000):
         chunk = text[start : start + 1_000_000]
         got, want = ours.split(chunk), [p for p, _ in hf.pre_tokenize_str(chunk)]
-        if got != want:
-            bad = {ord(c) for c in set(chunk) if ours.split(f"a{c}0") != [p for p, _ in hf.pre_tokenize_str(f"a{c}0")]}
-            pytest.fail(f"UnicodeScripts differs from HF ({probe}) around {_ranges(bad)}")
+        assert got == want, f"UnicodeScripts differs from HF ({probe}) around " + _ranges(
+            {ord(c) for c in set(chunk) if ours.split(f"a{c}0") != [p for p, _ in hf.pre_tokenize_str(f"a{c}0")]})
 
 
 def test_unicode_scripts_other_planes_have_no_script():

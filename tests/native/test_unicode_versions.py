@@ -166,9 +166,9 @@ def test_native_wordpiece_splits_every_code_point_as_hf():
     texts = [" ".join(f"x{chr(c)}x" for c in CODE_POINTS[i : i + BATCH]) for i in range(0, len(CODE_POINTS), BATCH)]
     got = enc.encode_batch(texts, 2)
     for text, ids, want in zip(texts, got, hf.encode_batch(texts, add_special_tokens=False)):
-        if ids != want.ids:
-            bad = [w for w in text.split(" ") if enc.encode(w) != hf.encode(w, add_special_tokens=False).ids]
-            pytest.fail("native WordPiece differs from HF on " + _show({ord(w[1]) for w in bad if len(w) == 3}))
+        assert ids == want.ids, "native WordPiece differs from HF on " + _show(
+            {ord(w[1]) for w in text.split(" ")
+             if len(w) == 3 and enc.encode(w) != hf.encode(w, add_special_tokens=False).ids})
 
 
 @lru_cache(maxsize=2)
@@ -192,9 +192,8 @@ def test_every_code_point_encodes_as_tiktoken(name):
                                 backend="native")
     ref = reference(name)
     for chunk, text in _texts(CONTEXTS):
-        if ours.encode_ordinary(text) != ref.encode_ordinary(text):
-            pytest.fail(f"{name} differs from tiktoken on " + _culprits(
-                chunk, CONTEXTS, lambda s: ours.encode_ordinary(s) == ref.encode_ordinary(s)))
+        assert ours.encode_ordinary(text) == ref.encode_ordinary(text), f"{name} differs from tiktoken on " + _culprits(
+            chunk, CONTEXTS, lambda s: ours.encode_ordinary(s) == ref.encode_ordinary(s))
 
 
 @pytest.mark.parametrize("name", ["llama3", "qwen"])
@@ -208,5 +207,5 @@ def test_every_code_point_splits_as_hf(name):
         return [p for p, _ in split.pre_tokenize_str(s)]
 
     for chunk, text in _texts(HF_CONTEXTS):
-        if scanner.split(text) != hf(text):
-            pytest.fail(f"{name} differs from HF on " + _culprits(chunk, HF_CONTEXTS, lambda s: scanner.split(s) == hf(s)))
+        assert scanner.split(text) == hf(text), f"{name} differs from HF on " + _culprits(
+            chunk, HF_CONTEXTS, lambda s: scanner.split(s) == hf(s))
