@@ -50,6 +50,7 @@ from types import MappingProxyType
 
 from .. import _native
 from ..errors import FileFormatError, UnknownTokenError
+from ..limits import check_token_sizes
 from ..sentencepiece.constants import PieceType, byte_piece, f32
 from .base import Model
 
@@ -117,6 +118,7 @@ class Unigram(Model):
             scores.append(float(s))
         if not plist:
             raise FileFormatError("a Unigram model needs at least one piece")
+        check_token_sizes(plist)
         if unk_id is not None and not (isinstance(unk_id, int) and 0 <= unk_id < len(plist)):
             raise FileFormatError(f"unk_id must be an id in 0..{len(plist) - 1} or None, got {unk_id!r}")
         tlist: list[int] | None = None
@@ -192,6 +194,9 @@ class Unigram(Model):
             {b: i for b, i in enumerate(byte_ids) if i is not None}
             if self._byte_fallback and self._byte_ids is None and any(i is not None for i in byte_ids) else None
         )
+        # HF tokenizers (no piece types) merges every node whose id is unk_id, a literal
+        # match of the unknown piece included, and looks the merged text up again.
+        self._hf_fuse = tlist is None and unk_id is not None
         self._lattice = None  # the native encoder (core.SpmUnigram), built on first use
         self._hash_model = None  # see _native
 
@@ -372,7 +377,10 @@ class Unigram(Model):
     def native_encoder(self):
         """The native encoder of this model (``_core.SpmUnigram``: Viterbi in the model's
         own arithmetic, unknown merging and byte fallback in one call), or ``None`` on the
-        Python backend."""
+        Python backend, or for a model without piece types that has an unknown piece or byte
+        fallback (HF's merging rule is in :meth:`_finish_hf`)."""
+        if self._types is None and (self._hf_fuse or self._byte_fallback):
+            return None
         return None if self._core() is None else self._lattice
 
     @property
@@ -398,6 +406,8 @@ class Unigram(Model):
 
     def _finish(self, text: str, path: Sequence[tuple[int, int]]) -> list[tuple[int, int, int]]:
         """Path -> ``(id, start, end)``: merge unknown runs, or byte fallback."""
+        if self._types is None:
+            return self._finish_hf(text, path)
         out: list[tuple[int, int, int]] = []
         n = len(text)
         k = 0
@@ -431,6 +441,44 @@ class Unigram(Model):
             k = j
         return out
 
+    def _finish_hf(self, text: str, path: Sequence[tuple[int, int]]) -> list[tuple[int, int, int]]:
+        """HF tokenizers' rule (a model without piece types): a run of nodes that are unknown
+        characters or ``unk_id`` itself (its piece matched literally) becomes one string; a
+        string that is a piece gets that piece's id, else its bytes' ``<0xXX>`` pieces (byte
+        fallback, when every byte has one; each carries the run's span), else ``unk_id``."""
+        unk = self._unk_id
+        out: list[tuple[int, int, int]] = []
+        n = len(text)
+        m = len(path)
+        k = 0
+        while k < m:
+            pid, start = path[k]
+            if pid >= 0 and pid != unk:
+                out.append((pid, start, path[k + 1][1] if k + 1 < m else n))
+                k += 1
+                continue
+            j = k + 1
+            while j < m and (path[j][0] < 0 or path[j][0] == unk):
+                j += 1
+            end = path[j][1] if j < m else n
+            s = text[start:end]
+            if unk is None:
+                raise UnknownTokenError(f"{s!r} is not covered by the pieces and the model has no unk_id")
+            found = self._vocab.get(s)
+            if found is not None:
+                out.append((found, start, end))
+                k = j
+                continue
+            raw = s.encode("utf-8", "surrogatepass")
+            if self._byte_fallback and self._byte_ids is not None:
+                out.extend((self._byte_ids[b], start, end) for b in raw)
+            elif self._some_bytes is not None and all(b in self._some_bytes for b in raw):
+                out.extend((self._some_bytes[b], start, end) for b in raw)
+            else:
+                out.append((unk, start, end))
+            k = j
+        return out
+
     # -- encoding ---------------------------------------------------------------------------------
 
     def tokenize(self, piece: str) -> list[tuple[int, int, int]]:
@@ -442,7 +490,7 @@ class Unigram(Model):
             return []
         if self._core() is not None and self._some_bytes is None and not (self._byte_fallback and self._types is None):
             toks = self._lattice.tokenize(piece)
-            if toks is not None:
+            if toks is not None and not (self._hf_fuse and any(t[0] == self._unk_id for t in toks)):
                 return toks
         return self._finish(piece, self.viterbi_path(piece))  # (raises for uncovered unknown characters)
 
@@ -468,7 +516,7 @@ class Unigram(Model):
         if not sample or nbest_size in (0, 1):
             if self._core() is not None and self._some_bytes is None:
                 ids = self._lattice.encode(piece)
-                if ids is not None:
+                if ids is not None and not (self._hf_fuse and self._unk_id in ids):
                     return ids
             return [t[0] for t in self.tokenize(piece)]
         rng = seed if isinstance(seed, random.Random) else random.Random(seed)
