@@ -15,6 +15,7 @@ that names an unknown tag and lists the known ones.
 
 from __future__ import annotations
 
+import reprlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, Generic, TypeVar
@@ -104,3 +105,41 @@ class Component(Registered, ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.to_dict()!r})"
+
+
+class _Kind:
+    """A JSON value kind that is not a Python type: one character, a count."""
+
+    def __init__(self, name: str, check: Any) -> None:
+        self.name = name
+        self.check = check
+
+
+#: One character (HF's ``char`` fields: Metaspace ``replacement``, a split ``delimiter``).
+CHAR = _Kind("one character", lambda v: isinstance(v, str) and len(v) == 1)
+#: A non-negative integer that is not a boolean (HF's ``usize`` and ``u32`` fields).
+COUNT = _Kind("a non-negative integer", lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**64)
+
+_KIND_NAMES = {bool: "a boolean", str: "a string", list: "a list", dict: "an object", type(None): "null", int: "an integer"}
+
+
+def field(d: Mapping[str, Any], name: str, kind: Any, default: Any = ..., *, stage: str) -> Any:
+    """``d[name]``, checked: ``kind`` is a type, :data:`CHAR`, :data:`COUNT` or a tuple of
+    these (``bool`` never passes as ``int``). A missing field gives ``default``; without
+    one, or for a value of another kind, :class:`FileFormatError` names the stage
+    (``"decoder"``, ``"pre_tokenizer"``, ...), its ``type`` and the field."""
+    where = f"{stage} {d['type']!r}" if isinstance(d.get("type"), str) else stage
+    if name not in d:
+        if default is ...:
+            raise FileFormatError(f"{where}: missing field {name!r}")
+        return default
+    v = d[name]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, _Kind):
+            if k.check(v):
+                return v
+        elif isinstance(v, k) and not (isinstance(v, bool) and k is not bool):
+            return v
+    wanted = " or ".join(k.name if isinstance(k, _Kind) else _KIND_NAMES.get(k, k.__name__) for k in kinds)
+    raise FileFormatError(f"{where}: field {name!r} must be {wanted}, got {reprlib.repr(v)}")

@@ -11,12 +11,13 @@ longer become valid UTF-8.
 
 from __future__ import annotations
 
+import reprlib
 import codecs
 from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._component import Component, Registry
+from ._component import CHAR, COUNT, Component, Registry, field
 from .errors import ArgumentTypeError, DecodeError, FileFormatError, InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -256,10 +257,12 @@ class Metaspace(Decoder):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Metaspace":
-        scheme = d.get("prepend_scheme")
-        if scheme is None:
-            scheme = "always" if d.get("add_prefix_space", True) else "never"
-        return cls(d.get("replacement", "\u2581"), scheme, bool(d.get("split", True)))
+        scheme = _field(d, "prepend_scheme", (str, type(None)), None)
+        if scheme is None:  # files written before tokenizers 0.14
+            scheme = "always" if _field(d, "add_prefix_space", bool, True) else "never"
+        if scheme not in ("always", "first", "never"):
+            raise FileFormatError(f"decoder 'Metaspace': field 'prepend_scheme' must be 'always', 'first' or 'never', got {scheme!r}")
+        return cls(_field(d, "replacement", CHAR, "\u2581"), scheme, _field(d, "split", bool, True))
 
 
 _CLEANUPS = (
@@ -304,7 +307,7 @@ class WordPiece(Decoder):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "WordPiece":
-        return cls(d.get("prefix", "##"), bool(d.get("cleanup", False)))
+        return cls(_field(d, "prefix", str, "##"), _field(d, "cleanup", bool, False))
 
 
 def byte_fallback_value(token: str) -> int | None:
@@ -422,7 +425,7 @@ class Strip(Decoder):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Strip":
-        return cls(d.get("content", " "), int(d.get("start", 0)), int(d.get("stop", 0)))
+        return cls(_field(d, "content", CHAR, " "), _field(d, "start", COUNT, 0), _field(d, "stop", COUNT, 0))
 
 
 class Replace(Decoder):
@@ -504,7 +507,7 @@ class BPEDecoder(Decoder):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "BPEDecoder":
-        return cls(d.get("suffix", "</w>"))
+        return cls(_field(d, "suffix", str, "</w>"))
 
 
 class CTC(Decoder):
@@ -534,7 +537,9 @@ class CTC(Decoder):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "CTC":
-        return cls(d.get("pad_token", "<pad>"), d.get("word_delimiter_token", "|"), bool(d.get("cleanup", True)))
+        return cls(
+            _field(d, "pad_token", str, "<pad>"), _field(d, "word_delimiter_token", str, "|"), _field(d, "cleanup", bool, True)
+        )
 
 
 def _bytes_to_text_per_byte(data: bytes) -> str:
@@ -615,9 +620,12 @@ class SentencePiece(Decoder):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "SentencePiece":
+        control = _field(d, "control", (list, type(None)), None) or ()
+        if not all(isinstance(c, str) for c in control):
+            raise FileFormatError(f"decoder 'SentencePiece': field 'control' must be a list of strings, got {reprlib.repr(control)}")
         return cls(
-            bool(d.get("add_dummy_prefix", True)), bool(d.get("remove_extra_whitespaces", True)),
-            d.get("unk_piece", "<unk>"), d.get("unk_surface", " \u2047 "), d.get("control") or (),
+            _field(d, "add_dummy_prefix", bool, True), _field(d, "remove_extra_whitespaces", bool, True),
+            _field(d, "unk_piece", (str, type(None)), "<unk>"), _field(d, "unk_surface", str, " \u2047 "), control,
         )
 
 
@@ -643,6 +651,10 @@ class Sequence(Decoder):
         if not isinstance(items, list):
             raise FileFormatError("decoder 'Sequence' needs a list field 'decoders'")
         return cls(DECODERS.from_dict(x) for x in items)
+
+
+def _field(d: Mapping[str, Any], name: str, kind: Any, default: Any = ...) -> Any:
+    return field(d, name, kind, default, stage="decoder")
 
 
 def decoder_from_dict(data: Mapping[str, Any] | None) -> Decoder | None:

@@ -106,7 +106,7 @@ from typing import Any
 
 import regex
 
-from ._component import Component, Registry
+from ._component import Component, Registry, field
 from .errors import (
     ArgumentTypeError,
     EncodeInputError,
@@ -382,26 +382,8 @@ def _check_type(d: Any, expected: str) -> None:
         raise FileFormatError(f"normalizer: field 'type' must be {expected!r}, got {d.get('type')!r}")
 
 
-def _field(d: Mapping[str, Any], name: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
-    if name not in d:
-        if default is ...:
-            raise FileFormatError(f"normalizer {d.get('type')!r}: missing field {name!r}")
-        return default
-    v = d[name]
-    if not isinstance(v, kind) or (kind is not bool and isinstance(v, bool) and bool not in _tuple(kind)):
-        raise FileFormatError(
-            f"normalizer {d.get('type')!r}: field {name!r} must be {_kind_name(kind)}, got {v!r}"
-        )
-    return v
-
-
-def _tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
-    return kind if isinstance(kind, tuple) else (kind,)
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    names = {bool: "a boolean", str: "a string", list: "a list", dict: "an object", type(None): "null"}
-    return " or ".join(names.get(k, k.__name__) for k in _tuple(kind))
+def _field(d: Mapping[str, Any], name: str, kind: Any, default: Any = ...) -> Any:
+    return field(d, name, kind, default, stage="normalizer")
 
 
 def normalizer_from_dict(d: Mapping[str, Any] | None) -> Normalizer | None:

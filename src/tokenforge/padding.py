@@ -19,10 +19,12 @@ Both are plain data in HF's JSON shape, so a file round-trips unchanged.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ._component import COUNT, field
 from .encoding import Encoding
 from .errors import FileFormatError, InvalidArgumentError
 
@@ -67,9 +69,11 @@ class Truncation:
         strategy = d.get("strategy", "LongestFirst")
         if strategy not in _STRATEGIES:
             raise FileFormatError(f"truncation strategy must be one of {sorted(_STRATEGIES)}, got {strategy!r}")
-        direction = str(d.get("direction", "Right")).lower()
+        direction = field(d, "direction", str, "Right", stage="truncation").lower()
+        max_length = field(d, "max_length", COUNT, stage="truncation")
+        stride = field(d, "stride", COUNT, 0, stage="truncation")
         try:
-            return cls(int(d["max_length"]), int(d.get("stride", 0)), _STRATEGIES[strategy], direction)
+            return cls(max_length, stride, _STRATEGIES[strategy], direction)
         except (InvalidArgumentError, TypeError, ValueError) as exc:
             raise FileFormatError(f"truncation: {exc}") from None
 
@@ -112,9 +116,16 @@ class Padding:
             length = strategy["Fixed"]
         else:
             raise FileFormatError(f"padding strategy must be 'BatchLongest' or {{'Fixed': n}}, got {strategy!r}")
+        args = (
+            field(d, "direction", str, "Right", stage="padding").lower(),
+            field(d, "pad_to_multiple_of", (COUNT, type(None)), None, stage="padding"),
+            field(d, "pad_id", COUNT, 0, stage="padding"), field(d, "pad_type_id", COUNT, 0, stage="padding"),
+            field(d, "pad_token", str, "[PAD]", stage="padding"),
+        )
+        if length is not None and not (isinstance(length, int) and not isinstance(length, bool)):
+            raise FileFormatError(f"padding: strategy 'Fixed' must be a non-negative integer, got {reprlib.repr(length)}")
         try:
-            return cls(length, str(d.get("direction", "Right")).lower(), d.get("pad_to_multiple_of"),
-                       int(d.get("pad_id", 0)), int(d.get("pad_type_id", 0)), str(d.get("pad_token", "[PAD]")))
+            return cls(length, *args)
         except (InvalidArgumentError, TypeError, ValueError) as exc:
             raise FileFormatError(f"padding: {exc}") from None
 

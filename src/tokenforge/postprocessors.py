@@ -17,13 +17,14 @@ post-processor loads as it is.
 
 from __future__ import annotations
 
+import reprlib
 import dataclasses
 from abc import abstractmethod
 from collections.abc import Iterable, Mapping
 from collections.abc import Sequence as Seq
 from typing import Any
 
-from ._component import Component, Registry
+from ._component import Component, Registry, field
 from .encoding import Encoding
 from .errors import FileFormatError
 
@@ -99,6 +100,8 @@ def _parse_template_item(item: Any, where: str) -> tuple[str, str, int]:
     """``"$A"``, ``"$B:1"``, ``"[SEP]:1"`` or HF's JSON item -> (kind, id, type_id)."""
     if isinstance(item, str):
         name, _, type_id = item.partition(":")
+        if type_id and not (type_id.isascii() and type_id.isdigit()):
+            raise FileFormatError(f"{where}: the type id of {item!r} must be a non-negative integer")
         tid = int(type_id) if type_id else 0
         if name.startswith("$"):
             seq = name[1:] or "A"
@@ -110,8 +113,10 @@ def _parse_template_item(item: Any, where: str) -> tuple[str, str, int]:
         return "special", name, tid
     if isinstance(item, Mapping) and len(item) == 1:
         (kind, body), = item.items()
-        if kind in ("Sequence", "SpecialToken") and isinstance(body, Mapping) and "id" in body:
-            return ("seq" if kind == "Sequence" else "special"), body["id"], int(body.get("type_id", 0))
+        if kind in ("Sequence", "SpecialToken") and isinstance(body, Mapping) and isinstance(body.get("id"), str):
+            if kind == "Sequence" and body["id"] not in ("A", "B"):
+                raise FileFormatError(f"{where}: unknown sequence {body['id']!r} (use 'A' or 'B')")
+            return ("seq" if kind == "Sequence" else "special"), body["id"], _u32(body.get("type_id", 0), f"{where}: type_id")
     raise FileFormatError(f"{where}: a template item must be '$A', '$B', 'TOKEN[:type]' or HF's JSON form, got {item!r}")
 
 
@@ -132,14 +137,25 @@ class TemplateProcessing(PostProcessor):
         specials: dict[str, tuple[list[int], list[str]]] = {}
         if isinstance(special_tokens, Mapping):  # HF JSON: {"[CLS]": {"id": "[CLS]", "ids": [101], "tokens": ["[CLS]"]}}
             for key, v in special_tokens.items():
-                if not isinstance(v, Mapping) or "ids" not in v:
-                    raise FileFormatError(f"TemplateProcessing special token {key!r} needs 'ids'")
-                ids = [int(x) for x in v["ids"]]
-                specials[v.get("id", key)] = (ids, list(v.get("tokens", [key] * len(ids))))
-        else:
+                where = f"TemplateProcessing special token {key!r}"
+                if not isinstance(v, Mapping) or not isinstance(v.get("ids"), list):
+                    raise FileFormatError(f"{where} needs a list 'ids'")
+                ids = [_u32(x, f"{where}: ids") for x in v["ids"]]
+                toks = v.get("tokens", [key] * len(ids))
+                name = v.get("id", key)
+                if not isinstance(name, str) or not isinstance(toks, list) or not all(isinstance(t, str) for t in toks):
+                    raise FileFormatError(f"{where}: 'id' must be a string and 'tokens' a list of strings")
+                if len(toks) != len(ids):
+                    raise FileFormatError(f"{where}: {len(ids)} ids but {len(toks)} tokens")
+                specials[name] = (ids, list(toks))
+        elif isinstance(special_tokens, Iterable) and not isinstance(special_tokens, (str, bytes)):
             for entry in special_tokens:
+                if not (isinstance(entry, (list, tuple)) and len(entry) == 2 and isinstance(entry[0], str)):
+                    raise FileFormatError(f"TemplateProcessing special tokens are (token, id) pairs, got {reprlib.repr(entry)}")
                 tok, tid = entry
-                specials[tok] = ([int(tid)], [tok])
+                specials[tok] = ([_u32(tid, f"TemplateProcessing special token {tok!r}")], [tok])
+        else:
+            raise FileFormatError(f"TemplateProcessing special_tokens must be an object or (token, id) pairs, got {reprlib.repr(special_tokens)}")
         self.special_tokens = specials
         for name, tmpl in (("single", self.single), ("pair", self.pair)):
             for kind, ident, _ in tmpl:
@@ -198,8 +214,8 @@ class BertProcessing(PostProcessor):
     type_name = "BertProcessing"
 
     def __init__(self, sep: tuple[str, int] = ("[SEP]", 102), cls: tuple[str, int] = ("[CLS]", 101)) -> None:
-        self.sep = (str(sep[0]), int(sep[1]))
-        self.cls = (str(cls[0]), int(cls[1]))
+        self.sep = _token_id(sep, "BertProcessing sep")
+        self.cls = _token_id(cls, "BertProcessing cls")
 
     def _template(self, pair: bool) -> list[tuple[Any, int]]:
         cls = ([self.cls[1]], [self.cls[0]])
@@ -221,8 +237,8 @@ class RobertaProcessing(PostProcessor):
     type_name = "RobertaProcessing"
 
     def __init__(self, sep=("</s>", 2), cls=("<s>", 0), trim_offsets: bool = True, add_prefix_space: bool = True) -> None:
-        self.sep = (str(sep[0]), int(sep[1]))
-        self.cls = (str(cls[0]), int(cls[1]))
+        self.sep = _token_id(sep, "RobertaProcessing sep")
+        self.cls = _token_id(cls, "RobertaProcessing cls")
         self.trim_offsets = bool(trim_offsets)
         self.add_prefix_space = bool(add_prefix_space)
 
@@ -248,7 +264,7 @@ class RobertaProcessing(PostProcessor):
     def from_dict(cls, d: Mapping[str, Any]) -> "RobertaProcessing":
         return cls(
             _pair_field(d, "sep"), _pair_field(d, "cls"),
-            bool(d.get("trim_offsets", True)), bool(d.get("add_prefix_space", True)),
+            _field(d, "trim_offsets", bool, True), _field(d, "add_prefix_space", bool, True),
         )
 
 
@@ -307,7 +323,7 @@ class ByteLevel(PostProcessor):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "ByteLevel":
-        return cls(bool(d.get("trim_offsets", True)), bool(d.get("add_prefix_space", True)), bool(d.get("use_regex", True)))
+        return cls(_field(d, "trim_offsets", bool, True), _field(d, "add_prefix_space", bool, True), _field(d, "use_regex", bool, True))
 
 
 class Sequence(PostProcessor):
@@ -343,6 +359,23 @@ class Sequence(PostProcessor):
         if not isinstance(items, list):
             raise FileFormatError("post_processor 'Sequence' needs a list field 'processors'")
         return cls([POST_PROCESSORS.from_dict(x) for x in items])
+
+
+def _field(d: Mapping[str, Any], name: str, kind: Any, default: Any = ...) -> Any:
+    return field(d, name, kind, default, stage="post_processor")
+
+
+def _u32(x: Any, where: str) -> int:
+    """An id or type id: an int in 0..2**32-1 (HF's ``u32``), not a bool, float or string."""
+    if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < 2**32:
+        raise FileFormatError(f"{where} must be an integer in 0..{2**32 - 1}, got {reprlib.repr(x)}")
+    return x
+
+
+def _token_id(pair: Any, where: str) -> tuple[str, int]:
+    if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and isinstance(pair[0], str)):
+        raise FileFormatError(f"{where} must be [token, id], got {reprlib.repr(pair)}")
+    return pair[0], _u32(pair[1], f"{where} id")
 
 
 def _pair_field(d: Mapping[str, Any], key: str) -> tuple[str, int]:

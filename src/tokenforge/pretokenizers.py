@@ -46,6 +46,7 @@ scripts and blocks new in Unicode 17.0), and Oniguruma-only syntax that has no
 
 from __future__ import annotations
 
+import reprlib
 from abc import abstractmethod
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
@@ -54,7 +55,7 @@ from typing import Any
 
 import regex
 
-from ._component import Component, Registry
+from ._component import CHAR, COUNT, Component, Registry, field
 from .errors import ArgumentTypeError, FileFormatError, InvalidArgumentError, UnknownEncodingError
 
 GPT2_PATTERN = (
@@ -839,6 +840,124 @@ def _compile_hf(pattern: str, onig: bool = True, flags: int = regex.MULTILINE) -
         raise FileFormatError(f"regex {pattern!r} does not compile: {exc}") from None
 
 
+def _pin_unicode16(pattern: str) -> tuple[str, set[int]]:
+    """A split pattern in tiktoken's syntax (Rust ``regex`` / ``fancy-regex``) rewritten so
+    that its character classes (``\\p{..}``, ``\\w``, ``\\d``, ``\\s`` and bracket
+    classes holding them) match what they match in Unicode 16.0, the version of the
+    tables tiktoken and HF tokenizers are built with; ``regex`` follows a newer one. Also
+    returns the code points where the rewrite and ``regex``'s own reading differ. A
+    construct the rewrite does not know leaves the pattern as it is (no code points)."""
+    out: list[str] = []
+    cands: set[int] = set()
+    fold = [False]  # case-insensitive at this group depth?
+    p, n, i = pattern, len(pattern), 0
+
+    def union(plain: list[tuple[int, int]], sets: list[_CharSet], negated: bool) -> str:
+        return _charset_union(plain, sets, negated, fold[-1], cands)
+
+    def escape_set(k: int) -> tuple[_CharSet, int] | None:
+        c = p[k + 1] if k + 1 < n else ""
+        if c in ("p", "P") and k + 2 < n:
+            if p[k + 2] == "{":
+                end = p.find("}", k + 3)
+                if end < 0:
+                    return None
+                name, after = p[k + 3 : end], end + 1
+            else:
+                name, after = p[k + 2], k + 3
+            neg = c == "P"
+            if name.startswith("^"):
+                name, neg = name[1:], not neg
+            return _hf_charset("prop:" + name, neg, False), after
+        if c and c in "wdsWDS":
+            return _hf_charset(c.lower(), c.isupper(), False), k + 2
+        return None
+
+    while i < n:
+        c = p[i]
+        if c == "\\":
+            found = escape_set(i)
+            if found is not None:
+                out.append(union([], [found[0]], False))
+                i = found[1]
+            else:
+                out.append(p[i : i + 2])
+                i += 2
+            continue
+        if c == "[":
+            j = i + 1
+            negated = j < n and p[j] == "^"
+            j += negated
+            plain: list[tuple[int, int]] = []
+            sets: list[_CharSet] = []
+            first = True
+            while j < n and (p[j] != "]" or first):
+                first = False
+                if p[j] == "[" or p.startswith(("&&", "--", "~~"), j):
+                    return pattern, set()  # nested classes and set operations: not rewritten
+                if p[j] == "\\":
+                    found = escape_set(j)
+                    if found is not None:
+                        sets.append(found[0])
+                        j = found[1]
+                        continue
+                    e = p[j + 1] if j + 1 < n else ""
+                    if e in _SIMPLE_ESCAPES:
+                        lo = _SIMPLE_ESCAPES[e]
+                    elif e and not e.isalnum():
+                        lo = ord(e)
+                    else:
+                        return pattern, set()  # \x.., \u.., \b ...: not rewritten
+                    j += 2
+                else:
+                    lo = ord(p[j])
+                    j += 1
+                if j + 1 < n and p[j] == "-" and p[j + 1] != "]":
+                    if p[j + 1] == "\\" or p[j + 1] == "[":
+                        return pattern, set()
+                    plain.append((lo, ord(p[j + 1])))
+                    j += 2
+                else:
+                    plain.append((lo, lo))
+            if j >= n:
+                return pattern, set()
+            if not sets:
+                out.append(p[i : j + 1])
+            else:
+                out.append(union(_to_ranges(_expand(plain)), sets, negated))
+            i = j + 1
+            continue
+        if c == "(":
+            m = regex.match(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])", p[i:])
+            now = fold[-1]
+            if m is not None:
+                if "i" in m.group(1):
+                    now = True
+                if m.group(2) and "i" in m.group(2):
+                    now = False
+                if m.group(3) == ")":  # (?i) sets the flag for the rest of the group
+                    fold[-1] = now
+                    out.append(m.group())
+                    i += m.end()
+                    continue
+            fold.append(now)
+        elif c == ")" and len(fold) > 1:
+            fold.pop()
+        out.append(c)
+        i += 1
+    return "".join(out), cands
+
+
+@lru_cache(maxsize=256)
+def compile_tiktoken(pattern: str) -> _HFRegex:
+    """``pattern`` (a split regex in tiktoken's syntax, as :class:`RegexSplit` takes it)
+    compiled with ``regex`` so that its character classes match as in tiktoken, whose
+    tables are Unicode 16.0 (``regex`` follows a newer version). Text without any code
+    point where the two versions differ runs the pattern as written."""
+    exact, cands = _pin_unicode16(pattern)
+    return _HFRegex(pattern, exact, pattern, cands, 0)
+
+
 @lru_cache(maxsize=256)
 def compile_oniguruma(pattern: str) -> _HFRegex:
     """``pattern`` (HF's regex syntax) compiled with ``regex`` to match as HF tokenizers does
@@ -1088,7 +1207,7 @@ class RegexSplit(PreTokenizer):
         name, source = resolve_pattern(pattern)
         try:
             # A custom pattern from an HF file matches as HF's engine (Oniguruma) does.
-            compiled = compile_oniguruma(source) if oniguruma and name is None else regex.compile(source)
+            compiled = compile_oniguruma(source) if oniguruma and name is None else compile_tiktoken(source)
         except regex.error as exc:
             raise UnknownEncodingError(f"invalid split pattern {source!r}: {exc}") from None
         self._name = name
@@ -1140,13 +1259,15 @@ class RegexSplit(PreTokenizer):
         if "pattern" not in data or not isinstance(data["pattern"], str):
             raise FileFormatError("pre_tokenizer of type 'regex' needs a string field 'pattern'")
         name = data.get("name")
+        if name is not None and not isinstance(name, str):
+            raise FileFormatError(f"pre_tokenizer of type 'regex': field 'name' must be a string, got {reprlib.repr(name)}")
         if name is not None and name in PATTERNS and PATTERNS[name] != data["pattern"]:
             raise FileFormatError(f"pre_tokenizer names pattern {name!r} but carries a different regex")
         obj = cls.__new__(cls)
         obj._name = name if name in PATTERNS else None
         obj._source = data["pattern"]
         try:
-            obj._regex = regex.compile(obj._source)
+            obj._regex = compile_tiktoken(obj._source)
         except regex.error as exc:
             raise FileFormatError(f"pre_tokenizer pattern does not compile: {exc}") from None
         return obj
@@ -1248,7 +1369,7 @@ class Split(_PieceByPiece):
             source, is_regex = pat["String"], False
         else:
             raise FileFormatError("Split.pattern must be {'String': ...} or {'Regex': ...}")
-        return cls(source, _field(d, "behavior", str), invert=bool(d.get("invert", False)), regex_pattern=is_regex)
+        return cls(source, _field(d, "behavior", str), invert=_field(d, "invert", bool, False), regex_pattern=is_regex)
 
 
 class _CharClassSplit(_PieceByPiece):
@@ -1341,7 +1462,7 @@ class Punctuation(_CharClassSplit):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Punctuation":
-        return cls(d.get("behavior", "Isolated"))
+        return cls(_field(d, "behavior", str, "Isolated"))
 
 
 class Digits(_CharClassSplit):
@@ -1368,7 +1489,7 @@ class Digits(_CharClassSplit):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Digits":
-        return cls(bool(d.get("individual_digits", False)))
+        return cls(_field(d, "individual_digits", bool, False))
 
 
 class CharDelimiterSplit(_CharClassSplit):
@@ -1391,7 +1512,7 @@ class CharDelimiterSplit(_CharClassSplit):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "CharDelimiterSplit":
-        return cls(_field(d, "delimiter", str))
+        return cls(_field(d, "delimiter", CHAR))
 
 
 class FixedLength(_PieceByPiece):
@@ -1425,8 +1546,8 @@ class FixedLength(_PieceByPiece):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "FixedLength":
-        length = d.get("length", 5)  # HF's default when the field is absent
-        if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+        length = _field(d, "length", COUNT, 5)  # HF's default when the field is absent
+        if length < 1:
             raise FileFormatError(f"pre_tokenizer 'FixedLength': field 'length' must be a positive int, got {length!r}")
         return cls(length)
 
@@ -1632,10 +1753,12 @@ class Metaspace(PreTokenizer):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Metaspace":
-        scheme = d.get("prepend_scheme")
+        scheme = _field(d, "prepend_scheme", (str, type(None)), None)
         if scheme is None:  # files written before tokenizers 0.14
-            scheme = "always" if d.get("add_prefix_space", True) else "never"
-        return cls(d.get("replacement", "\u2581"), scheme, bool(d.get("split", True)))
+            scheme = "always" if _field(d, "add_prefix_space", bool, True) else "never"
+        if scheme not in ("always", "first", "never"):
+            raise FileFormatError(f"pre_tokenizer 'Metaspace': field 'prepend_scheme' must be 'always', 'first' or 'never', got {reprlib.repr(scheme)}")
+        return cls(_field(d, "replacement", CHAR, "\u2581"), scheme, _field(d, "split", bool, True))
 
 
 class ByteLevel(PreTokenizer):
@@ -1686,7 +1809,9 @@ class ByteLevel(PreTokenizer):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "ByteLevel":
-        return cls(bool(d.get("add_prefix_space", True)), bool(d.get("trim_offsets", True)), bool(d.get("use_regex", True)))
+        return cls(
+            _field(d, "add_prefix_space", bool, True), _field(d, "trim_offsets", bool, True), _field(d, "use_regex", bool, True)
+        )
 
 
 @lru_cache(maxsize=64)
@@ -1694,9 +1819,9 @@ def _compiled(source: str):
     return regex.compile(source)
 
 
-@lru_cache(maxsize=1)
-def _gpt2_regex():
-    return regex.compile(GPT2_ORIGINAL_PATTERN)
+def _gpt2_regex() -> _HFRegex:
+    """HF's ByteLevel split: GPT-2's published pattern, run by Oniguruma."""
+    return compile_oniguruma(GPT2_ORIGINAL_PATTERN)
 
 
 class Sequence(PreTokenizer):
@@ -1736,15 +1861,8 @@ class Sequence(PreTokenizer):
         return cls(PRE_TOKENIZERS.from_dict(x) for x in _field(d, "pretokenizers", list))
 
 
-def _field(d: Mapping[str, Any], key: str, kind: type) -> Any:
-    if key not in d:
-        raise FileFormatError(f"pre_tokenizer of type {d.get('type')!r} needs the field {key!r}")
-    value = d[key]
-    if not isinstance(value, kind):
-        raise FileFormatError(
-            f"pre_tokenizer {d.get('type')!r}: field {key!r} must be {kind.__name__}, got {type(value).__name__}"
-        )
-    return value
+def _field(d: Mapping[str, Any], name: str, kind: Any, default: Any = ...) -> Any:
+    return field(d, name, kind, default, stage="pre_tokenizer")
 
 
 def pre_tokenizer_from_dict(data: Mapping[str, Any] | None) -> PreTokenizer | None:

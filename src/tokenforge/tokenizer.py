@@ -1611,7 +1611,10 @@ class Tokenizer:
             try:
                 return fn(data.get(key))
             except FileFormatError as exc:
-                raise FileFormatError(f"{key}: {exc}") from None
+                raise FileFormatError(str(exc) if str(exc).startswith(key) else f"{key}: {exc}") from None
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+                # a setting of the wrong kind that the stage's own checks let through
+                raise FileFormatError(f"{key}: {type(exc).__name__}: {exc}"[:500]) from None
 
         raw_added = data.get("added_tokens") or []
         if not isinstance(raw_added, list):
@@ -1620,20 +1623,23 @@ class Tokenizer:
         model = part("model", model_from_dict)
         if "version" in data:  # an HF tokenizer.json: HF decides the ids of added tokens
             added = _hf_added_ids(added, model)
-        return cls(
-            model,
+        parts = dict(
             normalizer=part("normalizer", normalizer_from_dict),
             pre_tokenizer=part("pre_tokenizer", pre_tokenizer_from_dict),
             post_processor=part("post_processor", post_processor_from_dict),
             decoder=part("decoder", decoder_from_dict),
-            added_tokens=added,
-            name=name if name is not None else data.get("name"),
-            backend=backend,
-            specials_in_text=data.get("specials_in_text") or "raise",
             truncation=part("truncation", Truncation.from_dict),
             padding=part("padding", Padding.from_dict),
-            config=data.get("config"),
         )
+        try:
+            return cls(
+                model, **parts, added_tokens=added, name=name if name is not None else data.get("name"),
+                backend=backend, specials_in_text=data.get("specials_in_text") or "raise", config=data.get("config"),
+            )
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, FileFormatError):
+                raise
+            raise FileFormatError(f"{type(exc).__name__}: {exc}"[:500]) from None
 
     def save(self, path: str, format: str = "tokenforge") -> None:
         """Write the tokenizer atomically. ``format``: ``"tokenforge"`` (one JSON file,

@@ -11,6 +11,11 @@
 * GPT-2 ``vocab.json`` + ``merges.txt`` whose merges the ids do not imply (an empty or
   edited ``merges.txt``) give HF's ids: they used to be merged by id.
 * A ``vocab.txt`` is a BERT vocabulary whatever its first line looks like.
+* A ``tokenizer.json`` Unigram model merges unknown characters with literal matches of its
+  unknown piece, as HF does (``x<unk>y`` is one ``<unk>``).
+* A stage setting of the wrong JSON kind (a decoder's ``replacement`` that is an object, a
+  template id that is a float) is refused at load naming the file, the stage and the
+  field; it used to load and fail with a bare ``TypeError`` at the first encode or decode.
 """
 
 from __future__ import annotations
@@ -299,7 +304,7 @@ def test_tokenizer_json_with_a_setting_a_stage_refuses_names_the_file(tmp_path):
                     encoding="utf-8")
     with pytest.raises(FileFormatError) as info:
         tokenforge.load(path)
-    assert str(info.value).startswith(f"{path}: InvalidArgumentError: prepend_scheme must be")
+    assert str(info.value).startswith(f"{path}: pre_tokenizer 'Metaspace': field 'prepend_scheme' must be a string")
 
 
 # -- GPT-2 files whose merges the ids do not imply -------------------------------------------
@@ -527,6 +532,136 @@ def test_tokenizer_json_with_a_version_hf_does_not_know_is_refused(tmp_path, ver
     with pytest.raises(FileFormatError) as info:
         tokenforge.load(path)
     assert str(info.value).startswith(f"{path}: field 'version' is {version!r}")
+    tokenizers = pytest.importorskip("tokenizers")
+    with pytest.raises(Exception):
+        tokenizers.Tokenizer.from_file(str(path))
+
+
+def _unigram_json(tmp_path: Path, vocab, byte_fallback=False) -> Path:
+    doc = {"version": "1.0", "added_tokens": [], "normalizer": None, "pre_tokenizer": None,
+           "post_processor": None, "decoder": None,
+           "model": {"type": "Unigram", "unk_id": 0, "vocab": vocab, "byte_fallback": byte_fallback}}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+_BYTES = [[f"<0x{b:02X}>", -20.0] for b in range(256)]
+
+
+@pytest.mark.parametrize("vocab, byte_fallback, text, ids", [
+    ([["<unk>", 0.0], ["a", -1.0]], False, "x<unk>y", [0]),
+    ([["<unk>", 0.0], ["a", -1.0]], False, "a<unk>", [1, 0]),
+    ([["<unk>", 0.0], ["a", -1.0]], False, "<unk><unk>a", [0, 1]),
+    ([["<unk>", 0.0], ["a", -1.0]], False, "<unk>", [0]),
+    ([["<unk>", 0.0], ["a", -1.0], ["xy", -30.0]], False, "xy<unk>", [2, 0]),
+    ([["<unk>", 0.0], ["a", -1.0]] + _BYTES, True, "<unk>a", [0, 1]),
+    ([["<unk>", 0.0], ["a", -1.0]] + _BYTES, True, "x<unk>", [2 + b for b in b"x<unk>"]),
+])
+def test_unigram_json_merges_literal_unknown_pieces_with_unknown_characters(tmp_path, vocab, byte_fallback, text, ids):
+    path = _unigram_json(tmp_path, vocab, byte_fallback)
+    tok = tokenforge.load(path)
+    assert tok.encode(text) == ids
+    assert tok.encode_batch([text, text]) == [ids, ids]
+    assert tok.model.encode_piece(text) == ids
+    assert [i for i, _, _ in tok.model.tokenize(text)] == ids
+    tokenizers = pytest.importorskip("tokenizers")
+    assert tokenizers.Tokenizer.from_file(str(path)).encode(text).ids == ids
+
+
+_DEEP = json.loads("[" * 400 + "]" * 400)
+
+
+@pytest.mark.parametrize("section, stage, field", [
+    ("decoder", {"type": "Metaspace", "replacement": {"a": 1}}, "replacement"),
+    ("decoder", {"type": "Metaspace", "replacement": "ab"}, "replacement"),
+    ("decoder", {"type": "Metaspace", "prepend_scheme": "sometimes"}, "prepend_scheme"),
+    ("decoder", {"type": "Metaspace", "split": "yes"}, "split"),
+    ("decoder", {"type": "WordPiece", "prefix": {"value": "##"}}, "prefix"),
+    ("decoder", {"type": "WordPiece", "cleanup": 1}, "cleanup"),
+    ("decoder", {"type": "Strip", "content": " ", "start": "1", "stop": 0}, "start"),
+    ("decoder", {"type": "Strip", "content": " ", "start": 1, "stop": -1}, "stop"),
+    ("decoder", {"type": "BPEDecoder", "suffix": 3}, "suffix"),
+    ("decoder", {"type": "CTC", "pad_token": None}, "pad_token"),
+    ("decoder", {"type": "Metaspace", "replacement": _DEEP}, "replacement"),
+    ("pre_tokenizer", {"type": "Metaspace", "replacement": ["_"]}, "replacement"),
+    ("pre_tokenizer", {"type": "Digits", "individual_digits": "true"}, "individual_digits"),
+    ("pre_tokenizer", {"type": "ByteLevel", "add_prefix_space": 0}, "add_prefix_space"),
+    ("pre_tokenizer", {"type": "CharDelimiterSplit", "delimiter": "ab"}, "delimiter"),
+    ("pre_tokenizer", {"type": "FixedLength", "length": 2.0}, "length"),
+    ("pre_tokenizer", {"type": "Split", "pattern": {"String": " "}, "behavior": "Removed", "invert": "no"}, "invert"),
+    ("post_processor", {"type": "ByteLevel", "trim_offsets": "false"}, "trim_offsets"),
+])
+def test_tokenizer_json_stage_setting_of_the_wrong_kind_names_file_stage_and_field(tmp_path, section, stage, field):
+    doc = json.loads(_unigram_doc())
+    doc[section] = stage
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(FileFormatError) as info:
+        tokenforge.load(path)
+    assert str(info.value).startswith(f"{path}: {section} {stage['type']!r}: field {field!r} must be")
+    tokenizers = pytest.importorskip("tokenizers")
+    with pytest.raises(Exception):
+        tokenizers.Tokenizer.from_file(str(path))
+
+
+@pytest.mark.parametrize("special_tokens, fragment", [
+    # (HF also reads one token with two ids and one string, and then gives two ids with one
+    # token string; tokenforge refuses it, as tokens and ids must pair up.)
+    (0.1, "special_tokens must be an object or (token, id) pairs, got 0.1"),
+    ({"<s>": {"id": "<s>", "ids": [1.5], "tokens": ["<s>"]}}, "ids must be an integer in 0..4294967295, got 1.5"),
+    ({"<s>": {"id": "<s>", "ids": ["1"], "tokens": ["<s>"]}}, "ids must be an integer in 0..4294967295, got '1'"),
+    ({"<s>": {"id": "<s>", "ids": [-1], "tokens": ["<s>"]}}, "ids must be an integer in 0..4294967295, got -1"),
+    ({"<s>": {"id": "<s>", "ids": [1], "tokens": [1]}}, "'tokens' a list of strings"),
+    ({"<s>": {"id": "<s>", "ids": [1, 2], "tokens": ["<s>"]}}, "2 ids but 1 tokens"),
+])
+def test_template_special_tokens_of_the_wrong_kind_name_the_file(tmp_path, special_tokens, fragment):
+    doc = json.loads(_unigram_doc())
+    doc["post_processor"] = {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                                                     {"Sequence": {"id": "A", "type_id": 0}}],
+                             "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+                             "special_tokens": special_tokens}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(FileFormatError) as info:
+        tokenforge.load(path)
+    assert str(info.value).startswith(f"{path}: post_processor: ") and fragment in str(info.value)
+    tokenizers = pytest.importorskip("tokenizers")
+    if "tokens" not in fragment:
+        with pytest.raises(Exception):
+            tokenizers.Tokenizer.from_file(str(path))
+
+
+def test_tokenforge_file_with_a_pattern_name_that_is_not_a_string_names_the_field(tmp_path, small_tokenizer):
+    def edit(doc):
+        doc["pre_tokenizer"]["name"] = ["cl100k"]
+        doc["sha256"]["pre_tokenizer"] = ""
+
+    tok = tokenforge.get_encoding("cl100k_base")
+    path = _native(tmp_path, tok, edit)
+    with pytest.raises(FileFormatError) as info:
+        tokenforge.load(path)
+    assert str(info.value).startswith(f"{path}: pre_tokenizer of type 'regex': field 'name' must be a string")
+
+
+@pytest.mark.parametrize("section, value, fragment", [
+    ("truncation", {"max_length": "5", "stride": 0, "strategy": "LongestFirst", "direction": "Right"},
+     "truncation: field 'max_length' must be a non-negative integer, got '5'"),
+    ("truncation", {"max_length": 5.0, "stride": 0, "strategy": "LongestFirst", "direction": "Right"},
+     "truncation: field 'max_length' must be a non-negative integer, got 5.0"),
+    ("padding", {"strategy": "BatchLongest", "direction": "Right", "pad_to_multiple_of": None, "pad_id": "0",
+                 "pad_type_id": 0, "pad_token": "<pad>"}, "padding: field 'pad_id' must be a non-negative integer"),
+    ("padding", {"strategy": "BatchLongest", "direction": "Right", "pad_to_multiple_of": None, "pad_id": 0,
+                 "pad_type_id": 0, "pad_token": 5}, "padding: field 'pad_token' must be a string, got 5"),
+])
+def test_truncation_and_padding_of_the_wrong_kind_name_the_file(tmp_path, section, value, fragment):
+    doc = json.loads(_unigram_doc())
+    doc[section] = value
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(FileFormatError) as info:
+        tokenforge.load(path)
+    assert str(info.value).startswith(f"{path}: ") and fragment in str(info.value)
     tokenizers = pytest.importorskip("tokenizers")
     with pytest.raises(Exception):
         tokenizers.Tokenizer.from_file(str(path))
