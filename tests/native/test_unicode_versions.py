@@ -209,3 +209,30 @@ def test_every_code_point_splits_as_hf(name):
     for chunk, text in _texts(HF_CONTEXTS):
         assert scanner.split(text) == hf(text), f"{name} differs from HF on " + _culprits(
             chunk, HF_CONTEXTS, lambda s: scanner.split(s) == hf(s))
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k", "llama3", "qwen"])
+def test_python_split_of_every_code_point_is_the_pinned_scanners(name):
+    """The Python backend's split (``regex``, which follows a newer Unicode than tiktoken)
+    reads each named pattern with the pinned Unicode 16.0 classes: its pieces are the
+    native scanner's, which the tests above hold to tiktoken and HF."""
+    scanner = core.CoreBPE(BYTE_RANKS, {}, _native.SCANNERS[name])
+    split = tokenforge.pretokenizers.RegexSplit(name)
+    for chunk, text in _texts(HF_CONTEXTS):
+        assert split.split(text) == scanner.split(text), f"{name} differs from the scanner on " + _culprits(
+            chunk, HF_CONTEXTS, lambda s: split.split(s) == scanner.split(s))
+
+
+def test_python_byte_level_split_is_hfs_where_unicode_versions_differ():
+    """HF's ByteLevel pre-tokenizer splits with GPT-2's pattern in Oniguruma (Unicode 16.0):
+    every code point whose classes changed since, and every 97th code point."""
+    from tokenforge.pretokenizers import GPT2_ORIGINAL_PATTERN, compile_oniguruma
+
+    differ = {ord(c) for c in compile_oniguruma(GPT2_ORIGINAL_PATTERN)._differ}
+    assert len(differ) > 17000
+    cps = sorted(differ | set(CODE_POINTS[::97]))
+    ours = tokenforge.pretokenizers.ByteLevel(add_prefix_space=False)
+    hf = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    for i in range(0, len(cps), 4096):
+        text = "\n".join(f"a{chr(c)}a x1'{chr(c)}" for c in cps[i : i + 4096])
+        assert ours.split(text) == [p for p, _ in hf.pre_tokenize_str(text)]

@@ -154,11 +154,9 @@ def _ranks_imply_merges(model: BPE, pattern: str) -> bool:
     made = {a + b for a, b in merges}
     unmade = [t for t in ranks if len(t) > 1 and t not in made]
     if unmade:
-        import regex
+        from ..pretokenizers import compile_tiktoken, resolve_pattern
 
-        from ..pretokenizers import resolve_pattern
-
-        split = regex.compile(resolve_pattern(pattern)[1]).findall
+        split = compile_tiktoken(resolve_pattern(pattern)[1]).findall
         for t in unmade:
             if any(t[:k] in ranks and t[k:] in ranks for k in range(1, len(t))):
                 return False  # rank merging can join it, the merge list cannot
