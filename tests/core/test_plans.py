@@ -106,6 +106,20 @@ def test_a_token_no_merge_makes_stays_on_the_python_plan_unless_merges_are_ignor
 
 
 @native
+def test_with_ignore_merges_a_token_two_tokens_join_without_a_merge_stays_on_the_python_plan(tmp_path):
+    # "aa" has no merge (HF's file had it deleted): HF reaches it only as a whole piece,
+    # rank BPE would also merge a+a inside "aaa".
+    tok = _byte_level({"aa": 256, "ab": 257}, [("a", "b")], ignore_merges=True)
+    assert tok.plan == "python"
+    assert tok.encode("aa") == [256] and tok.encode("aaa") == [97, 97, 97] and tok.encode("aab") == [97, 257]
+    tokenizers = pytest.importorskip("tokenizers")
+    tok.save(str(tmp_path / "tokenizer.json"), format="hf")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    for text in ("aa", "aaa", "aab", "xaa"):
+        assert hf.encode(text).ids == tok.encode(text)
+
+
+@native
 def test_a_consistent_hf_byte_level_model_runs_on_the_rank_merge_core():
     tok = _byte_level({"ab": 256, "abc": 257}, [("a", "b"), ("ab", "c")])
     assert tok.plan == "rank-bpe"

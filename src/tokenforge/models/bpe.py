@@ -39,12 +39,13 @@ from .. import _native
 from .. import bytelevel as _bytelevel
 from ..encoding import utf8_char_starts
 from ..errors import EncodeInputError, FileFormatError, InvalidArgumentError, UnknownTokenError
+from ..limits import MAX_VOCAB_SIZE, check_token_sizes
 from ..sentencepiece.bpe import SentencePieceTables, sp_tokenize
 from ..sentencepiece.constants import PieceType, byte_piece
 from .base import Model
 
 #: Ids are stored as 32-bit values (one value is reserved as "no token").
-MAX_ID = 2**32 - 1
+MAX_ID = MAX_VOCAB_SIZE
 #: Pieces longer than this many bytes use the heap merge.
 SHORT_PIECE_BYTES = 128
 
@@ -175,6 +176,7 @@ class BPE(Model):
             tok = bytes(tok)
             clean[i] = tok
             ranks.setdefault(tok, i)
+        check_token_sizes(clean.values(), clean.keys())
         missing = [b for b in range(256) if _SINGLE_BYTES[b] not in ranks]
         if missing:
             raise FileFormatError(
@@ -218,6 +220,7 @@ class BPE(Model):
         copies of ``__init__`` are skipped."""
         if max(ranks.values()) >= MAX_ID or any(_SINGLE_BYTES[b] not in ranks for b in range(256)):
             return cls.from_ranks(ranks)  # let __init__ say what is wrong
+        check_token_sizes(ranks.keys(), ranks.values())
         vocab = {r: tok for tok, r in ranks.items()}
         obj = cls.__new__(cls)
         obj._vocab = vocab if list(vocab) == sorted(vocab) else dict(sorted(vocab.items()))
@@ -236,8 +239,9 @@ class BPE(Model):
 
         HF merges pairs by merge priority, tiktoken-style BPE by the rank of the merged
         token; they agree when merge ``k`` makes a token whose id grows with ``k``, every
-        multi-byte token is made by a merge (rank BPE looks a piece up whole first, unless
-        the model sets ``ignore_merges``), all 256 bytes are tokens, and the merge list is
+        multi-byte token is made by a merge (with ``ignore_merges``, which looks a piece up
+        whole first as rank BPE does: or is no two tokens joined), all 256 bytes are
+        tokens, and the merge list is
         the one the ranks imply (:meth:`first_underived_merge`; ``check_merges=False``
         leaves that check to a caller that runs it natively).
         """
@@ -275,8 +279,13 @@ class BPE(Model):
             merges.append((left, right))
         if sum(1 for t in ranks if len(t) == 1) != 256:
             return None
-        if not model.ignore_merges and any(len(t) > 1 and t not in made for t in ranks):
-            return None
+        for t in ranks:
+            if len(t) > 1 and t not in made:
+                # rank BPE would reach t by merging two of its parts; HF only by a merge.
+                # With ignore_merges HF still matches t as a whole piece, as rank BPE does,
+                # so t is harmless there when no two tokens make it.
+                if not model.ignore_merges or any(t[:k] in ranks and t[k:] in ranks for k in range(1, len(t))):
+                    return None
         obj = cls.__new__(cls)
         obj._vocab = vocab if list(vocab) == sorted(vocab) else dict(sorted(vocab.items()))
         obj._ranks = ranks
@@ -675,6 +684,7 @@ class PieceBPE(Model):
                 raise FileFormatError(f"model.vocab[{tok!r}]: id must be an int in 0..{MAX_ID - 1}, got {i!r}")
             clean[tok] = i
             id_to_token.setdefault(i, tok)
+        check_token_sizes(clean.keys(), clean.values())
         prefix_len = len(continuing_subword_prefix) if continuing_subword_prefix else 0
         merge_list: list[tuple[str, str]] = []
         merge_map: dict[tuple[int, int], tuple[int, int]] = {}
