@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Iterator
 
+from . import limits
 from .errors import SaveError, TokenizerFileNotFoundError
 
 
@@ -204,9 +205,29 @@ def atomic_write_files(contents: dict[Path, str]) -> None:
 
 
 def read_bytes(path: str | os.PathLike) -> bytes:
-    """Read a whole file, turning OS errors into one clear tokenforge error."""
+    """Read a whole tokenizer file, turning OS errors into one clear tokenforge error.
+
+    A file larger than :data:`tokenforge.limits.MAX_FILE_BYTES` is refused before it is
+    read (a pipe or device is read up to the limit, then refused)."""
+    import stat
+
+    limit = limits.MAX_FILE_BYTES
     try:
-        return Path(path).read_bytes()
+        with open(path, "rb") as f:
+            info = os.fstat(f.fileno())
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError
+            if stat.S_ISREG(info.st_mode):
+                limits.check_file_size(info.st_size, path)
+                return f.read()
+            chunks: list[bytes] = []
+            size = 0
+            while chunk := f.read(min(1 << 20, limit + 1 - size)):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > limit:
+                    limits.check_file_size(size, path)
+            return b"".join(chunks)
     except FileNotFoundError:
         raise TokenizerFileNotFoundError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -229,8 +250,6 @@ def read_text(path: str | os.PathLike) -> str:
         ) from None
 
 
-#: The deepest JSON nesting parsed (far beyond any tokenizer file; safe for the C stack).
-_JSON_DEPTH = 4000
 
 
 def parse_json(text: str | bytes, path: object, *, standard: bool = False) -> object:
@@ -259,8 +278,8 @@ def parse_json(text: str | bytes, path: object, *, standard: bool = False) -> ob
     # the limit is held at a safe depth while parsing.
     limit = sys.getrecursionlimit()
     try:
-        if limit > _JSON_DEPTH:
-            sys.setrecursionlimit(_JSON_DEPTH)
+        if limit > limits.MAX_JSON_DEPTH:
+            sys.setrecursionlimit(limits.MAX_JSON_DEPTH)
         doc = json.loads(text, **kwargs)
     except _NotStandardJSON as exc:
         raise FileFormatError(

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import FileFormatError, UnknownTokenError
+from ..limits import check_token_sizes
 from .base import Model
 
 
@@ -33,6 +34,7 @@ class WordLevel(Model):
             if i in ids:
                 raise FileFormatError(f"id {i} is given to both {ids[i]!r} and {tok!r}")
             ids[i] = tok
+        check_token_sizes(ids.values(), ids.keys())
         self._vocab = dict(vocab)
         self._ids = ids
         self._unk = unk_token

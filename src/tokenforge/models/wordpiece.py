@@ -32,10 +32,11 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import ArgumentTypeError, FileFormatError, InvalidArgumentError, UnknownTokenError
+from ..limits import MAX_VOCAB_SIZE, check_token_sizes
 from .base import Model
 
 #: Ids are stored as 32-bit values, as in the rest of tokenforge.
-MAX_ID = 2**32 - 1
+MAX_ID = MAX_VOCAB_SIZE
 
 
 def _prefix_table(items, max_chars: int) -> dict[str, int]:
@@ -108,6 +109,7 @@ class WordPiece(Model):
                 raise FileFormatError(f"id {i} is given to both {other!r} and {tok!r}")
             clean[tok] = i
             ids[i] = tok
+        check_token_sizes(clean.keys(), clean.values())
         unk_id = clean.get(unk_token)
         if unk_id is None:
             raise UnknownTokenError(

@@ -7,7 +7,7 @@ from ..errors import TrainingError
 
 #: Ids are 32-bit everywhere (the native core, HF's files, sentencepiece): the largest
 #: vocabulary a trainer accepts. Below it, training stops early when nothing is left to merge.
-MAX_VOCAB_SIZE = 2**32 - 1
+from ..limits import MAX_VOCAB_SIZE  # noqa: E402
 
 
 class LongInputWarning(UserWarning):
