@@ -237,7 +237,7 @@ int CoreBPE_init(CoreBPE* self, PyObject* args, PyObject* kwds) {
     self->decoder = dec;
     self->has_id = has;
     self->pattern = pattern;
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     PyErr_NoMemory();
     return -1;
   }
@@ -285,7 +285,7 @@ bool encode_str(CoreBPE* self, PyObject* arg, std::vector<uint32_t>& out) {
     out.reserve((size_t)n / 3 + 16);
     tf::encode_text(*self->vocab, *self->lazy, (Pattern)self->pattern, (const uint8_t*)s, (size_t)n, out,
                     tf::thread_piece_cache(*self->lazy));
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     oom = true;
   }
   Py_END_ALLOW_THREADS
@@ -366,7 +366,7 @@ bool encode_many(CoreBPE* self, PyObject* texts, int num_threads, BatchIds& out)
     out.spans.assign(items.size(), {});
     out.bufs.assign(threads, {});
     if (out.count_below) out.counts.assign(threads, {});
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     oom = true;
   }
   std::atomic<size_t> next{0};
@@ -400,12 +400,12 @@ bool encode_many(CoreBPE* self, PyObject* texts, int num_threads, BatchIds& out)
           }
           if (!all) failed_count = true;
           out.counts[me] = std::move(counts);
-        } catch (const std::bad_alloc&) {
+        } catch (const std::exception&) {
           failed_count = true;
         }
       }
       out.bufs[me] = std::move(buf);
-    } catch (const std::bad_alloc&) {
+    } catch (const std::exception&) {
       failed = true;
     }
   };
@@ -553,7 +553,7 @@ PyObject* CoreBPE_encode_piece(CoreBPE* self, PyObject* arg) {
     uint32_t r = self->vocab->rank(p, (size_t)n);
     if (r != Vocab::NONE) out.push_back(r);
     else tf::merge_piece(*self->vocab, *self->lazy, p, (size_t)n, out);
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     oom = true;
   }
   if (released) PyEval_RestoreThread(released);
@@ -572,7 +572,7 @@ PyObject* CoreBPE_check_pair(CoreBPE* self, PyObject* args) {
     const tf::Backtracker& bt = self->lazy->get(*self->vocab);
     if (a == 0xFFFFFFFFu && b == 0xFFFFFFFFu) return PyBool_FromLong(bt.monotone());  // tests: which path runs
     ok = bt.check_pair(a, b, by_merging != 0);
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     return PyErr_NoMemory();
   }
   return PyBool_FromLong(ok);
@@ -594,7 +594,7 @@ PyObject* CoreBPE_merge_with(CoreBPE* self, PyObject* args) {
       if (method == 1) self->lazy->get(*self->vocab).encode((const uint8_t*)piece.buf, (size_t)piece.len, out);
       else tf::bpe_merge(*self->vocab, (const uint8_t*)piece.buf, (size_t)piece.len, out);
     }
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     oom = true;
   }
   if (released) PyEval_RestoreThread(released);
@@ -623,7 +623,7 @@ PyObject* CoreBPE_first_underived_merge(CoreBPE* self, PyObject* arg) {
       }
       merges.emplace_back((uint32_t)a, (uint32_t)b);
     }
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     Py_DECREF(seq);
     return PyErr_NoMemory();
   }
@@ -633,7 +633,7 @@ PyObject* CoreBPE_first_underived_merge(CoreBPE* self, PyObject* arg) {
   Py_BEGIN_ALLOW_THREADS
   try {
     found = tf::first_underived_merge(*self->vocab, merges, [&](uint32_t id) -> const std::string& { return dec[id]; });
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     oom = true;
   }
   Py_END_ALLOW_THREADS
@@ -823,7 +823,7 @@ inline int SpmNormalizer_init(SpmNormalizerObject* self, PyObject* args, PyObjec
       }
       if (ok) symbols.push_back(std::move(s));
     }
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     PyErr_NoMemory();
     ok = false;
   }
@@ -860,7 +860,7 @@ inline PyObject* SpmNormalizer_normalize(SpmNormalizerObject* self, PyObject* ar
   U32 out;
   try {
     if (!u32_of(arg, text)) return nullptr;
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     return PyErr_NoMemory();
   }
   const tf::spm::Normalizer& impl = *self->impl;
@@ -925,7 +925,7 @@ inline int SpmBPE_init(SpmBPEObject* self, PyObject* args, PyObject* kwds) {
         b.push_back((int32_t)v);
       }
     }
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     PyErr_NoMemory();
     ok = false;
   }
@@ -941,7 +941,7 @@ inline int SpmBPE_init(SpmBPEObject* self, PyObject* args, PyObject* kwds) {
   } catch (const std::invalid_argument& e) {
     PyErr_SetString(PyExc_ValueError, e.what());
     return -1;
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     PyErr_NoMemory();
     return -1;
   }
@@ -968,7 +968,7 @@ inline bool run_bpe(SpmBPEObject* self, PyObject* arg, std::vector<tf::Token>& o
   std::vector<uint32_t> text;
   try {
     if (!u32_of(arg, text)) return false;
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     PyErr_NoMemory();
     return false;
   }
@@ -1041,7 +1041,7 @@ inline PyObject* spm_bpe_encode(PyObject*, PyObject* args) {
   std::vector<uint32_t> in;
   try {
     if (!u32_of(text, in)) return nullptr;
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     return PyErr_NoMemory();
   }
   std::vector<tf::Token> out;
@@ -1079,7 +1079,7 @@ inline bool byte_ids_of(PyObject* o, std::vector<int32_t>& out) {
       ok = !(v == -1 && PyErr_Occurred()) && v >= 0 && v <= INT32_MAX;
       out.push_back((int32_t)v);
     }
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     PyErr_NoMemory();
     ok = false;
   }
@@ -1141,7 +1141,7 @@ inline int SpmUnigram_init(SpmUnigramObject* self, PyObject* args, PyObject* kwd
       if (o != Py_None && !u32_string_of(o, x)) { ok = false; break; }
       p.push_back(std::move(x));
     }
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     PyErr_NoMemory();
     ok = false;
   }
@@ -1183,7 +1183,7 @@ inline PyObject* SpmUnigram_viterbi(SpmUnigramObject* self, PyObject* arg) {
   std::vector<uint32_t> starts;
   try {
     if (!u32_of(arg, text)) return nullptr;
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     return PyErr_NoMemory();
   }
   if (!run_released(text.size() >= tf::spm::RELEASE_GIL_AT, [&] {
@@ -1222,7 +1222,7 @@ bool run_unigram(SpmUnigramObject* self, PyObject* arg, bool& covered, Emit&& em
   std::vector<uint32_t> text;
   try {
     if (!u32_of(arg, text)) return false;
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     PyErr_NoMemory();
     return false;
   }
@@ -1250,7 +1250,7 @@ inline PyObject* list_of_shared_ints(const T* ids, size_t n) {
       if (id >= cache.size()) {
         try {
           cache.resize(id + 1 > 2 * cache.size() ? id + 1 : (2 * cache.size() < kMax ? 2 * cache.size() : kMax), nullptr);
-        } catch (const std::bad_alloc&) {
+        } catch (const std::exception&) {
           Py_DECREF(list);
           return PyErr_NoMemory();
         }
@@ -1335,7 +1335,7 @@ inline PyObject* spm_unigram_encode(PyObject*, PyObject* args) {
   std::vector<uint32_t> in;
   try {
     if (!u32_of(text, in)) return nullptr;
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     return PyErr_NoMemory();
   }
   std::vector<int32_t> out;
@@ -1443,7 +1443,7 @@ inline PyObject* spm_encode_batch(PyObject*, PyObject* args) {
       }
       if (!u32_of(t, ins[(size_t)k])) return nullptr;
     }
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     return PyErr_NoMemory();
   }
   const tf::spm::Normalizer& n = *ns->impl;
@@ -1566,7 +1566,7 @@ inline int WordPiece_init(WordPieceObject* self, PyObject* args, PyObject* kwds)
         !wordpiece_table(t2, i2, "continuing", cont, cont_ids))
       return -1;
     self->impl = new tf::WordPieceEncoder(first, first_ids, cont, cont_ids, (uint32_t)unk, (size_t)max_chars);
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     PyErr_NoMemory();
     return -1;
   }
@@ -1610,7 +1610,7 @@ inline PyObject* WordPiece_encode_batch(WordPieceObject* self, PyObject* args) {
   std::vector<std::vector<uint32_t>> outs;
   try {
     outs.resize(count);
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     return PyErr_NoMemory();
   }
   for (size_t k = 0; k < count; ++k) {  // the list holds the str objects (and their UTF-8) meanwhile
@@ -1634,7 +1634,7 @@ inline PyObject* WordPiece_encode_batch(WordPieceObject* self, PyObject* args) {
       if (k >= count || failed.load(std::memory_order_relaxed)) break;
       try {
         impl.encode((const uint8_t*)items[k].first, items[k].second, outs[k]);
-      } catch (const std::bad_alloc&) {
+      } catch (const std::exception&) {
         failed = true;
       }
     }
@@ -1817,7 +1817,7 @@ static PyObject* tf_count_pieces(PyObject*, PyObject* args) {
   Py_BEGIN_ALLOW_THREADS
   try {
     tf::bpe_train::count_pieces(items, (Pattern)pattern, table);
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     oom = true;
   }
   Py_END_ALLOW_THREADS
@@ -1940,7 +1940,7 @@ static PyObject* tf_unigram_model(PyObject*, PyObject* args) {
       if (buf.empty()) continue;
       m->add(buf.data(), buf.size(), (int32_t)i);
     }
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     delete m;
     return PyErr_NoMemory();
   }
@@ -1977,7 +1977,7 @@ static PyObject* tf_unigram_rescore(PyObject*, PyObject* args) {
       else m->score[i] = v;
     }
     m->unk_score = tf::f32(unk_score);
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     PyBuffer_Release(&buf);
     return PyErr_NoMemory();
   }
@@ -2007,7 +2007,7 @@ static PyObject* tf_unigram_corpus(PyObject*, PyObject* args) {
       c->offsets.push_back(c->chars.size());
       c->freqs.push_back((int64_t)f);
     }
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     delete c;
     return PyErr_NoMemory();
   }
@@ -2033,11 +2033,11 @@ static PyObject* tf_unigram_viterbi(PyObject*, PyObject* args) {
     Py_BEGIN_ALLOW_THREADS
     try {
       tf::unigram::viterbi(*m, s.data(), s.size(), ids, starts);
-    } catch (const std::bad_alloc&) {
+    } catch (const std::exception&) {
       oom = true;
     }
     Py_END_ALLOW_THREADS
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     oom = true;
   }
   if (oom) return PyErr_NoMemory();
@@ -2130,11 +2130,11 @@ static PyObject* tf_unigram_alternatives(PyObject*, PyObject* args) {
         }
         offsets[i + 1] = (int64_t)alts.size();
       }
-    } catch (const std::bad_alloc&) {
+    } catch (const std::exception&) {
       oom = true;
     }
     Py_END_ALLOW_THREADS
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     oom = true;
   }
   if (oom) return PyErr_NoMemory();
@@ -2193,7 +2193,7 @@ static PyObject* tf_unigram_seed(PyObject*, PyObject* args) {
       err = std::current_exception();
     }
     Py_END_ALLOW_THREADS
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     oom = true;
   }
   if (oom) return PyErr_NoMemory();
@@ -2450,7 +2450,7 @@ static PyObject* tf_parse_ranks(PyObject*, PyObject* arg) {
   Py_BEGIN_ALLOW_THREADS
   try {
     problem = tf::parse_ranks((const unsigned char*)view.buf, (size_t)view.len, file, false);
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {
     oom = true;
   }
   Py_END_ALLOW_THREADS
