@@ -1388,7 +1388,10 @@ def write_gguf(g: GGUF, marks: list[_Wire] | None = None) -> bytes:
             out.extend(struct.pack("<Q", len(v)))
             for x in v:
                 if et == 9:
-                    value(9, x[1], x[0])
+                    if isinstance(x, (tuple, list)) and len(x) == 2 and isinstance(x[1], (tuple, list)):
+                        value(9, x[1], x[0])
+                    else:  # a plain element of an array a mutation retyped to nested: an empty array
+                        value(9, [], 0)
                 else:
                     value(et, x, None)
         elif t in _GG_CODES:
