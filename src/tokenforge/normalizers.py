@@ -1044,6 +1044,7 @@ class Precompiled(Normalizer):
         self.charsmap = charsmap
         self._cache: dict[str, str] = {}
         self._ascii: dict[int, str] | None = None  # ASCII character -> its replacement, built on first use
+        self._ascii_broken: frozenset[str] = frozenset()
 
     def _grapheme(self, g: str) -> str:
         cm = self.charsmap
@@ -1073,10 +1074,24 @@ class Precompiled(Normalizer):
             # one translate does what the cluster loop does.
             table = self._ascii
             if table is None:
-                table = self._ascii = {c: self._grapheme(chr(c)) for c in range(128)}
-            return text.translate(table)
+                table = self._ascii = self._ascii_table()
+            if self._ascii_broken.isdisjoint(text):
+                return text.translate(table)
         cache = self._cache
         return "".join([cache[g] if g in cache else self._lookup(g) for g in _GRAPHEME.findall(text)])
+
+    def _ascii_table(self) -> dict[int, str]:
+        """ASCII code point -> replacement. A character whose rule is broken is left out
+        and noted in ``_ascii_broken``: its lookup raises, only for a text that holds it."""
+        table: dict[int, str] = {}
+        broken = set()
+        for c in range(128):
+            try:
+                table[c] = self._grapheme(chr(c))
+            except FileFormatError:
+                broken.add(chr(c))
+        self._ascii_broken = frozenset(broken)
+        return table
 
     def normalize(self, nt: NormalizedText) -> NormalizedText:
         if not self.charsmap._units:

@@ -665,3 +665,35 @@ def test_truncation_and_padding_of_the_wrong_kind_name_the_file(tmp_path, sectio
     tokenizers = pytest.importorskip("tokenizers")
     with pytest.raises(Exception):
         tokenizers.Tokenizer.from_file(str(path))
+
+
+def test_a_broken_charsmap_rule_only_fails_texts_that_use_it(tmp_path):
+    """A rule pointing into the middle of a character of the replacement pool fails where
+    it is used, as HF's normalizer does; ASCII text without that character normalizes
+    (the ASCII table is built whole and used to fail for every text)."""
+    import base64
+    import struct
+
+    from tokenforge.sentencepiece.charsmap import Charsmap
+
+    cm = Charsmap.named("nmt_nfkc")
+    node = cm._step(cm._root(), 0x02)[0]  # U+0002's leaf: its value is a pool offset
+    mid = next(i for i, b in enumerate(cm._pool) if 0x80 <= b < 0xC0)  # inside a character
+    units = list(cm._units)
+    units[node] = (units[node] & ~0x7FFFFFFF) | mid
+    blob = struct.pack("<I", len(units) * 4) + struct.pack(f"<{len(units)}I", *units) + cm._pool
+    doc = json.loads(_unigram_doc())
+    doc["normalizer"] = {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(blob).decode()}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    tok = tokenforge.load(path)
+    # (darts-clone shares leaf units: every control character that deleted shares U+0002's)
+    broken = [c for c in map(chr, range(128)) if Charsmap(blob).prefixes(c.encode())[:1] == [(1, mid)]]
+    assert "\x02" in broken and not {"a", "b", "c", " ", "\t"} & set(broken)
+    assert tok.normalizer.normalize_str("a b\tc") == "a b c"
+    assert tok.encode("a b\tc") == tok.encode("a b c")
+    with pytest.raises(FileFormatError, match=f"replacement at offset {mid} is not UTF-8"):
+        tok.encode("a\x02b")
+    tokenizers = pytest.importorskip("tokenizers")
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    assert hf.encode("a b\tc").ids == tok.encode("a b\tc")
