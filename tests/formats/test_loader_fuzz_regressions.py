@@ -697,3 +697,32 @@ def test_a_broken_charsmap_rule_only_fails_texts_that_use_it(tmp_path):
     tokenizers = pytest.importorskip("tokenizers")
     hf = tokenizers.Tokenizer.from_file(str(path))
     assert hf.encode("a b\tc").ids == tok.encode("a b\tc")
+
+
+def test_gpt2_files_with_a_sparse_id_load_in_memory_of_the_token_count(tmp_path, small_tokenizer):
+    """An id of 2**31 - 1 in vocab.json (HF loads it) made the native tables, kept by id,
+    allocate tens of gigabytes (MemoryError); such a vocabulary now runs without them."""
+    import subprocess
+    import sys
+
+    small_tokenizer.save(str(tmp_path), format="gpt2")
+    vocab = json.loads((tmp_path / "vocab.json").read_text(encoding="utf-8"))
+    last = max(vocab, key=vocab.get)
+    vocab[last] = 2**31 - 1
+    (tmp_path / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    code = (
+        "import resource, sys, tokenforge\n"
+        "resource.setrlimit(resource.RLIMIT_DATA, (1 << 30, 1 << 30))\n"
+        f"t = tokenforge.load({str(tmp_path)!r})\n"
+        "ids = t.encode('hello world, the quick brown fox')\n"
+        "assert t.decode(ids) == 'hello world, the quick brown fox'\n"
+        "print(t.model.native_encoder() is None, ids)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    sparse, ids = out.stdout.split(" ", 1)
+    assert sparse == "True"
+    tokenizers = pytest.importorskip("tokenizers")
+    hf = tokenizers.Tokenizer(tokenizers.models.BPE.from_file(str(tmp_path / "vocab.json"), str(tmp_path / "merges.txt")))
+    hf.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    assert json.loads(ids) == hf.encode("hello world, the quick brown fox").ids

@@ -33,7 +33,7 @@ import heapq
 import math
 import random
 from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 from .. import _native
 from .. import bytelevel as _bytelevel
@@ -46,6 +46,12 @@ from .base import Model
 
 #: Ids are stored as 32-bit values (one value is reserved as "no token").
 MAX_ID = MAX_VOCAB_SIZE
+
+
+def dense_ids(ids: Collection[int]) -> bool:
+    """Are ``ids`` dense enough for tables indexed by id (the largest id at most twice the
+    number of ids, plus 2**20)? Native tables are; a file may give sparse ids."""
+    return not ids or max(ids) < 2 * len(ids) + (1 << 20)
 #: Pieces longer than this many bytes use the heap merge.
 SHORT_PIECE_BYTES = 128
 
@@ -323,13 +329,18 @@ class BPE(Model):
         """The native encoder of this model (``_core.CoreBPE``: rank merge, the scanner of a
         named split pattern when ``scanner >= 0``, batches on threads, decoding), or ``None``
         on the Python backend. ``extra_token_bytes`` adds ids that decode to given bytes
-        (a tokenizer's special tokens)."""
+        (a tokenizer's special tokens). The core keeps its tables by id, so a vocabulary
+        whose ids are sparse (an id far past the number of tokens, as a file may give) has
+        no native encoder: its tables would cost memory in the largest id, not in the
+        number of tokens."""
         core = _native.core(backend)
         if core is None:
             return None
         decoder = dict(self._vocab)
         if extra_token_bytes:
             decoder.update(extra_token_bytes)
+        if not dense_ids(decoder):
+            return None
         return core.CoreBPE(self._ranks, decoder, scanner)
 
     # -- read-only views -------------------------------------------------
