@@ -6,7 +6,27 @@ namespace tf {
 namespace bpe_train {
 
 std::vector<std::pair<uint32_t, uint32_t>> Merger::run(size_t num_merges) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<std::pair<uint32_t, uint32_t>> merges;
+  stopped = false;
+  auto last_tick = Clock::now();
+  size_t last_done = 0;
+  // Calls tick when it is due (by count or by time); false when it asked to stop.
+  auto poll = [&](bool by_count) -> bool {
+    if (!tick) return true;
+    bool due = by_count && tick_every && merges.size() - last_done >= tick_every;
+    Clock::time_point now = Clock::now();
+    if (!due && now - last_tick < TICK_INTERVAL) return true;
+    if (!tick(merges.size())) {
+      stopped = true;
+      return false;
+    }
+    last_tick = Clock::now();
+    last_done = merges.size();
+    return true;
+  };
   for (uint32_t idx = 0; idx < words.size(); ++idx) {
+    if ((idx & 0xFFFF) == 0 && !poll(false)) return merges;
     const auto& w = words[idx];
     for (size_t k = 0; k + 1 < w.size(); ++k) {
       PairInfo& info = pairs.get(pk(w[k], w[k + 1]));
@@ -20,10 +40,10 @@ std::vector<std::pair<uint32_t, uint32_t>> Merger::run(size_t num_merges) {
   });
   std::priority_queue<Entry, std::vector<Entry>, Less> heap(Less{&keys}, std::move(init));
 
-  std::vector<std::pair<uint32_t, uint32_t>> merges;
   std::vector<uint64_t> touched;
   uint32_t stamp = 0;
   while (merges.size() < num_merges && !heap.empty()) {
+    if (!poll(true)) return merges;
     Entry e = heap.top();
     heap.pop();
     uint64_t p = pk(e.a, e.b);
@@ -42,7 +62,9 @@ std::vector<std::pair<uint32_t, uint32_t>> Merger::run(size_t num_merges) {
       if (d > 0) hold(info, idx);
       if (info.stamp != stamp) { info.stamp = stamp; touched.push_back(info.key); }
     };
+    size_t visited = 0;
     for (uint32_t idx : holders) {
+      if ((++visited & 0xFFF) == 0 && !poll(false)) return merges;
       auto& w = words[idx];
       int64_t f = freqs[idx];
       size_t n = w.size(), out = 0;
@@ -74,6 +96,7 @@ std::vector<std::pair<uint32_t, uint32_t>> Merger::run(size_t num_merges) {
       if (key != p && info->count > 0) heap.push(Entry{info->count, (uint32_t)(key >> 32), (uint32_t)key});
     }
   }
+  if (tick && merges.size() != last_done && !tick(merges.size())) stopped = true;  // the final count
   return merges;
 }
 

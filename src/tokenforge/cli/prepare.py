@@ -26,6 +26,12 @@ def _split_on(args: argparse.Namespace) -> str | None:
     return None if args.split_on is None else unescape(args.split_on)
 
 
+def _show(args: argparse.Namespace, default: bool | None = None) -> bool | None:
+    """``show_progress``: off with --quiet, on with --progress, else ``default``
+    (None: a bar only when stderr is a terminal or a notebook)."""
+    return False if args.quiet else True if args.progress else default
+
+
 def cmd_prepare(args: argparse.Namespace) -> int:
     from ..prepare import prepare
 
@@ -36,7 +42,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
             workers=args.workers, engine=args.engine, ray_address=args.ray_address,
             text_field=args.text_field, split_on=_split_on(args), eot=args.eot, bos=args.bos,
             val_fraction=args.val_fraction, shard_size=args.shard_size, resume=args.resume,
-            overwrite=args.overwrite, show_progress=False if args.quiet else None,
+            overwrite=args.overwrite, show_progress=_show(args),
         )
     except KeyboardInterrupt:
         print(f"tokenforge: interrupted; complete shards are kept in {args.out}: "
@@ -79,7 +85,7 @@ def cmd_count(args: argparse.Namespace) -> int:
 
     report = count(
         _inputs(args), args.tokenizer, workers=args.workers, engine=args.engine, ray_address=args.ray_address,
-        text_field=args.text_field, split_on=_split_on(args), show_progress=False if args.quiet or args.json else None,
+        text_field=args.text_field, split_on=_split_on(args), show_progress=_show(args, False if args.json else None),
     )
     if args.json:
         print_json(report.to_dict(), indent=1)
@@ -122,7 +128,11 @@ def _common(p: Any, tokenizer_required: bool = False) -> None:
                         "a document is exactly the text between two separators, so a TinyStories-style file "
                         "needs '\\n<|endoftext|>\\n' to leave out the line breaks around the marker; "
                         "default: one document per file")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar (the summary is still printed)")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--quiet", "-q", action="store_true", help="no progress bar (the summary is still printed)")
+    shown.add_argument("--progress", action="store_true",
+                       help="show the progress bar on stderr even when it is not a terminal "
+                            "(default: only on a terminal)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 

@@ -3,11 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import os
 import time
+import unicodedata
 from pathlib import Path
 from typing import Any
 
-from ._common import DEFAULT_OUT, print_json, readable as _readable
+from ._common import DEFAULT_OUT, print_json
+
+_UNSHOWN = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
+
+
+def _shown(token: bytes | str) -> str:
+    """A token as a terminal can show it: UTF-8 as text (other bytes as ``\\xNN``),
+    a space as ``␣``, ``\\n``/``\\t``/``\\r``, and every other control, format,
+    separator or unassigned character as a Python escape (``\\x00``, ``\\x1b``,
+    ``\\u200b``): no byte of a token reaches the terminal raw."""
+    text = token.decode("utf-8", "backslashreplace") if isinstance(token, bytes) else token
+    text = text.replace(" ", "␣").replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
+    if text.isprintable():
+        return text
+    return "".join(ch.encode("unicode_escape").decode("ascii") if unicodedata.category(ch) in _UNSHOWN else ch
+                   for ch in text)
 
 
 def _training_input(args: argparse.Namespace) -> tuple[list[Path], str, list[tuple[str, str]]]:
@@ -30,39 +47,77 @@ def _out_format(args: argparse.Namespace, out: str) -> str:
     return args.format or format_for_path(out)
 
 
+def _check_input(files: list[Path]) -> None:
+    """An error naming the files when every one of them is empty (nothing to train on)."""
+    from ..errors import TrainingError
+
+    sizes = []
+    for f in files:
+        try:
+            sizes.append(os.path.getsize(f) if os.path.isfile(f) else None)
+        except OSError:
+            sizes.append(None)
+    if sizes and all(n == 0 for n in sizes):
+        names = ", ".join(str(f) for f in files)
+        raise TrainingError(f"no text to train on: {names} {'is' if len(files) == 1 else 'are'} empty")
+
+
+def _no_data(files: list[Path]) -> Exception:
+    """A trainer's "no text to train on" error, naming the input files."""
+    from ..errors import TrainingError
+
+    names = ", ".join(str(f) for f in files)
+    one = len(files) == 1
+    return TrainingError(f"no text to train on in {names}: {'it holds' if one else 'they hold'} nothing but "
+                         "white space and control characters")
+
+
+def _show(args: argparse.Namespace) -> bool | None:
+    """``show_progress`` for the trainers: off with --quiet, else the mode (--progress, or a bar on a terminal)."""
+    return False if args.quiet else None
+
+
 def _train_pipeline(args: argparse.Namespace) -> int:
     """``train --model wordpiece|unigram|spm-bpe``: the pipeline families."""
     from .. import presets
+    from ..trainers import NoTrainingDataError, check_output_path
 
     files, source, heldout = _training_input(args)
-    common = dict(vocab_size=args.vocab_size, workers=args.workers, errors=args.errors, show_progress=True)
     out = args.out
+    if out == DEFAULT_OUT and args.format is None:
+        out = "vocab.txt" if args.model == "wordpiece" else "tokenizer.model"
+    fmt = _out_format(args, out)
+    check_output_path(out, fmt)  # before any work
+    _check_input(files)
+    # (the pipeline trainers' show_progress=True is "where it can be seen", i.e. the mode)
+    common = dict(vocab_size=args.vocab_size, workers=args.workers, errors=args.errors,
+                  show_progress=not args.quiet)
     t0 = time.perf_counter()
-    if args.model == "wordpiece":
-        specials = args.special if args.special is not None else list(presets.BERT_SPECIALS)
-        # As HF's BertWordPieceTokenizer.train: the 1000 most frequent characters, pairs seen twice.
-        tok = presets.train_wordpiece(files, special_tokens=specials, limit_alphabet=1000, min_frequency=2,
-                                      max_word_length=args.max_word_length, **common)
-        if out == DEFAULT_OUT and args.format is None:
-            out = "vocab.txt"
-        tok.save(out, format=_out_format(args, out))
-        label = "WordPiece (BERT)"
-    else:
-        specials = args.special if args.special is not None else ["<s>", "</s>"]
-        if out == DEFAULT_OUT and args.format is None:
-            out = "tokenizer.model"
-        train = presets.train_unigram if args.model == "unigram" else presets.train_sentencepiece_bpe
-        kwargs = dict(special_tokens=specials, max_sentence_length=args.max_sentence_length, **common)
-        if args.byte_fallback is not None:
-            kwargs["byte_fallback"] = args.byte_fallback
-        if _out_format(args, out) == "sentencepiece":
-            tok = train(files, out=out, **kwargs)
+    try:
+        if args.model == "wordpiece":
+            specials = args.special if args.special is not None else list(presets.BERT_SPECIALS)
+            # As HF's BertWordPieceTokenizer.train: the 1000 most frequent characters, pairs seen twice.
+            tok = presets.train_wordpiece(files, special_tokens=specials, limit_alphabet=1000, min_frequency=2,
+                                          max_word_length=args.max_word_length, **common)
+            tok.save(out, format=fmt)
+            label = "WordPiece (BERT)"
         else:
-            tok = train(files, **kwargs)
-            tok.save(out, format=_out_format(args, out))
-        label = "Unigram (SentencePiece)" if args.model == "unigram" else "BPE (SentencePiece, byte fallback)"
+            specials = args.special if args.special is not None else ["<s>", "</s>"]
+            train = presets.train_unigram if args.model == "unigram" else presets.train_sentencepiece_bpe
+            kwargs = dict(special_tokens=specials, max_sentence_length=args.max_sentence_length, **common)
+            if args.byte_fallback is not None:
+                kwargs["byte_fallback"] = args.byte_fallback
+            if fmt == "sentencepiece":
+                tok = train(files, out=out, **kwargs)
+            else:
+                tok = train(files, **kwargs)
+                tok.save(out, format=fmt)
+            label = "Unigram (SentencePiece)" if args.model == "unigram" else "BPE (SentencePiece, byte fallback)"
+    except NoTrainingDataError:
+        raise _no_data(files) from None
     seconds = time.perf_counter() - t0
     vocab = tok.get_vocab()
+    stopped_early = len(tok) < args.vocab_size
     longest = sorted(vocab.items(), key=lambda kv: (-len(kv[0]), kv[1]))[:10]
     rows = []
     for lang_label, text in heldout:
@@ -70,19 +125,25 @@ def _train_pipeline(args: argparse.Namespace) -> int:
         nbytes = len(text.encode("utf-8"))
         rows.append({"language": lang_label, "bytes": nbytes, "tokens": len(ids), "bytes_per_token": nbytes / max(len(ids), 1)})
     summary = {
-        "out": out, "model": args.model, "source": source, "vocab_size": len(tok), "seconds": round(seconds, 3),
-        "longest_tokens": [{"id": i, "token": t} for t, i in longest], "heldout": rows,
+        "out": out, "model": args.model, "source": source, "vocab_size": len(tok),
+        "vocab_size_requested": args.vocab_size, "stopped_early": stopped_early, "seconds": round(seconds, 3),
+        "longest_tokens": [{"id": i, "token": _shown(t) if not t.isprintable() else t} for t, i in longest],
+        "heldout": rows,
     }
     if args.json:
         print_json(summary, indent=2)
         return 0
     print(f"trained {label} on {source}")
     print(f"  vocab size      {len(tok)}")
+    if stopped_early:
+        why = {"wordpiece": "no pair seen twice left to merge", "unigram": "the input holds no more pieces"}.get(
+            args.model, "no pair left to merge")
+        print(f"  stopped early   {why} at {len(tok)} of the {args.vocab_size} tokens asked for")
     print(f"  training time   {seconds:.2f} s")
     print(f"  written to      {out}")
     print("  10 longest tokens:")
     for t, i in longest:
-        print(f"    {i:>6}  {t}")
+        print(f"    {i:>6}  {_shown(t)}")
     if rows:
         print("  bytes/token on held-out text:")
         for r in rows:
@@ -91,6 +152,14 @@ def _train_pipeline(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from ..progress import mode
+
+    with mode("never" if args.quiet else "always" if args.progress else "auto"):
+        return _cmd_train(args)
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from ..trainers import check_output_path
     from ..trainers.bpe import BPETrainer
 
     if args.model != "bpe":
@@ -107,16 +176,19 @@ def cmd_train(args: argparse.Namespace) -> int:
         pattern=None if args.pattern == "none" else args.pattern,
         workers=args.workers,
         errors=args.errors,
-        show_progress=None,
+        show_progress=_show(args),
         engine=args.engine,
         ray_address=args.ray_address,
     )
     files, source, heldout = _training_input(args)
+    fmt = _out_format(args, args.out)
+    check_output_path(args.out, fmt)  # before any work
+    _check_input(files)
     t0 = time.perf_counter()
     tok = trainer.train(files)
     seconds = time.perf_counter() - t0
     report = trainer.last_report
-    tok.save(args.out, format=_out_format(args, args.out))
+    tok.save(args.out, format=fmt)
     longest = sorted(tok.model.vocab.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:10]
     rows = []
     for label, text in heldout:
@@ -133,7 +205,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         "input_bytes": report.input_bytes,
         "input_mb_per_s": round(report.input_bytes / 1e6 / max(seconds, 1e-9), 3),
         "distinct_pretokens": report.distinct_pretokens,
-        "longest_tokens": [{"id": i, "token": _readable(t), "bytes": len(t)} for i, t in longest],
+        "longest_tokens": [{"id": i, "token": _shown(t), "bytes": len(t)} for i, t in longest],
         "heldout": rows,
     }
     if args.json:
@@ -148,7 +220,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     print(f"  written to      {args.out}")
     print("  10 longest tokens:")
     for i, t in longest:
-        print(f"    {i:>6}  {len(t):>3} B  {_readable(t)}")
+        print(f"    {i:>6}  {len(t):>3} B  {_shown(t)}")
     if rows:
         print("  bytes/token on held-out text:")
         for r in rows:
@@ -186,4 +258,8 @@ def register(sub: Any) -> None:
     t.add_argument("--errors", default="strict", choices=["strict", "replace", "ignore"],
                    help="what to do with bytes that are not UTF-8 (default strict: fail)")
     t.add_argument("--json", action="store_true", help="print the report as JSON")
+    shown = t.add_mutually_exclusive_group()
+    shown.add_argument("--quiet", "-q", action="store_true", help="no progress bars (the report is still printed)")
+    shown.add_argument("--progress", action="store_true",
+                       help="show progress bars on stderr even when it is not a terminal (default: only on a terminal)")
     t.set_defaults(func=cmd_train)

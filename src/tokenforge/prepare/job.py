@@ -211,29 +211,25 @@ def _engine_batches(engine: str, tok: Any, workers: int, sources: list[Source], 
 
 
 class _Progress:
-    """tqdm over input bytes (also in notebooks), with tokens/s; a no-op when off."""
+    """Input bytes done, with tokens/s (a :mod:`tokenforge.progress` bar, also in notebooks);
+    a no-op when off."""
 
     def __init__(self, show: bool | None, total: int | None, desc: str) -> None:
-        self.bar = None
+        from ..progress import Progress
+
         self.tokens = 0
         self.t0 = time.perf_counter()
-        if show is False:
-            return
-        from tqdm.auto import tqdm
-
-        self.bar = tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1000,
-                        disable=None if show is None else not show, dynamic_ncols=True)
+        self.bar = Progress(total, desc, "B", show=show, unit_scale=True, unit_divisor=1000, leave=True)
 
     def update(self, nbytes: int, tokens: int) -> None:
         self.tokens += tokens
-        if self.bar is not None:
+        if self.bar:
             dt = max(time.perf_counter() - self.t0, 1e-9)
-            self.bar.set_postfix_str(f"{self.tokens / dt / 1e6:.2f}M tok/s, {self.tokens:,} tokens", refresh=False)
-            self.bar.update(nbytes)
+            self.bar.postfix(f"{self.tokens / dt / 1e6:.2f}M tok/s, {self.tokens:,} tokens")
+        self.bar.update(nbytes)
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.bar.close()
 
 
 # ---------------------------------------------------------------------------

@@ -62,9 +62,9 @@ from .. import _native
 from ..errors import SpecialTokenError, TrainingError
 from ..models.bpe import PieceBPE
 from ..sentencepiece.constants import SPACE, PieceType, byte_piece, f32
+from ..progress import Progress
 from ..specials import check_special_list
-from . import check_vocab_size
-from .bpe import _progress
+from . import NoTrainingDataError, VocabReport, check_vocab_size
 from .coverage import count_chars, required_chars, script_of
 
 __all__ = ["SentencePieceBPETrainer"]
@@ -120,6 +120,8 @@ class SentencePieceBPETrainer:
         self.split_by_number = bool(split_by_number)
         self.show_progress = show_progress
         self.backend = backend
+        #: The size reached by the last training run (``stopped_early`` when no pair was left to merge).
+        self.last_report: VocabReport | None = None
 
     # -- the valid-piece rule --------------------------------------------------
     def is_valid_piece(self, piece: str) -> bool:
@@ -166,7 +168,7 @@ class SentencePieceBPETrainer:
             if w and c:
                 clean[w] = clean.get(w, 0) + c
         if not clean:
-            raise TrainingError("no training data: every pre-token is empty or has count 0")
+            raise NoTrainingDataError("no text to train on: every pre-token is empty or has count 0")
         for word in clean:
             if " " in word:
                 raise TrainingError(f"pre-token {word!r} contains a space; escape spaces as '▁' first")
@@ -192,6 +194,7 @@ class SentencePieceBPETrainer:
             pieces.append(p)
             types.append(PieceType.NORMAL)
             scores.append(f32(-float(k)))
+        self.last_report = VocabReport(self.vocab_size, len(pieces), len(merged))
         return PieceBPE.from_sentencepiece(pieces, scores, types, byte_fallback=self.byte_fallback)
 
     def _learn(self, counts: dict[str, int], alphabet: set[str], n_merges: int, taken: set[str]) -> list[str]:
@@ -210,7 +213,7 @@ class SentencePieceBPETrainer:
             s = script_of(ch)
             scripts.append(-1 if s == "Inherited" else script_ids.setdefault(s, len(script_ids)))
             flags.append((ch in ("\u2585", "\0", " ")) | (ch == SPACE) << 1 | ch.isdecimal() << 2)
-        with _progress(None if self.show_progress else False, n_merges, "merge", " pieces") as bar:
+        with Progress(n_merges, "merge", " pieces", show=None if self.show_progress else False) as bar:
             ids = native.spm_bpe_learn(
                 list(counts), list(counts.values()), [ord(ch) for ch in chars], scripts, flags, sorted(taken),
                 n_merges, self.max_piece_length, self.split_digits, self.split_by_number,
@@ -264,7 +267,7 @@ class SentencePieceBPETrainer:
         merged: list[str] = []
         pieces = set(taken) | alphabet
         dead: set[tuple[str, str]] = set()
-        with _progress(None if self.show_progress else False, n_merges, "merge", " pieces") as bar:
+        with Progress(n_merges, "merge", " pieces", show=None if self.show_progress else False) as bar:
             while len(merged) < n_merges and heap:
                 negc, a, b = heapq.heappop(heap)
                 pair = (a, b)

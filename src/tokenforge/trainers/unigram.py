@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import time
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -63,8 +62,9 @@ import numpy as np
 from .. import _native
 from ..errors import TrainingError
 from ..models.unigram import Unigram
+from ..progress import Progress
 from ..sentencepiece.constants import SPACE, UNK_CHAR, PieceType, byte_piece, f32
-from . import check_vocab_size
+from . import NoTrainingDataError, check_vocab_size
 from .coverage import SCRIPTS, count_chars, required_chars, script_of
 
 #: Pieces whose expected count falls below this are dropped in the M-step.
@@ -95,6 +95,14 @@ class UnigramReport:
     em_rounds: int
     objective: float
     seconds: float
+    vocab_size_requested: int = 0
+    vocab_size: int = 0
+
+    @property
+    def stopped_early(self) -> bool:
+        """True when the input had fewer pieces than ``vocab_size_requested``
+        (every seed piece and character was kept, and that was all)."""
+        return self.vocab_size < self.vocab_size_requested
 
 
 class UnigramTrainer:
@@ -198,7 +206,7 @@ class UnigramTrainer:
             if w and c:
                 words.append((w, int(c)))
         if not words:
-            raise TrainingError("cannot train a Unigram model on empty input: no pre-token with a positive count")
+            raise NoTrainingDataError("cannot train a Unigram model on empty input: no pre-token with a positive count")
         # (the order of the words never changes the result: the sums are of integers)
         meta, meta_types = self._meta()
         char_counts = count_chars(words)
@@ -254,7 +262,8 @@ class UnigramTrainer:
         final = finalize([(strs[i], s) for i, s in zip(active.tolist(), scores.tolist())], required, target)
         all_pieces = [(p, 0.0) for p in meta] + [(p, f32(s)) for p, s in final]
         types = meta_types + [int(PieceType.NORMAL)] * len(final)
-        self.last_report = UnigramReport(len(required), len(seed), rounds, objective, time.perf_counter() - t0)
+        self.last_report = UnigramReport(len(required), len(seed), rounds, objective, time.perf_counter() - t0,
+                                         self.vocab_size, len(all_pieces))
         return Unigram(all_pieces, unk_id=0, byte_fallback=self.byte_fallback, types=types, backend=self.backend)
 
 
@@ -603,18 +612,14 @@ def alternatives_py(model: Unigram, pieces: Sequence[str]) -> tuple[np.ndarray, 
 
 
 class _Progress:
-    def __init__(self, show: bool, total: int) -> None:
-        self.bar = None
-        if show and sys.stderr.isatty() and total > 0:
-            from tqdm.auto import tqdm
+    """Pieces pruned so far, of the ``total`` to prune (the :mod:`tokenforge.progress` bar)."""
 
-            self.bar = tqdm(total=total, desc="unigram EM", unit="pieces", leave=False)
+    def __init__(self, show: bool | None, total: int) -> None:
+        self.total = total
+        self.bar = Progress(total, "unigram EM", " pieces", show=(None if show else False) if total > 0 else False)
 
     def update(self, done: int) -> None:
-        if self.bar is not None:
-            self.bar.n = min(max(done, 0), self.bar.total)
-            self.bar.refresh()
+        self.bar.set(min(max(done, 0), self.total))
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.bar.close()

@@ -68,7 +68,6 @@ are frequent units (``##e``) with thousands of pairs.
 from __future__ import annotations
 
 import heapq
-import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
@@ -76,8 +75,9 @@ from itertools import pairwise
 from .. import _native
 from ..errors import TrainingError
 from ..models.wordpiece import WordPiece
+from ..progress import Progress
 from ..specials import check_special_list
-from . import check_vocab_size
+from . import NoTrainingDataError, VocabReport, check_vocab_size
 
 BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 #: Third field of a unit-bound heap entry: sorts before the ``-f(xy)`` of any pair.
@@ -174,6 +174,8 @@ class WordPieceTrainer:
         self.backend = backend
         #: The merges of the last training run, ``(left, right)`` token strings in order.
         self.merges: list[tuple[str, str]] = []
+        #: The size reached by the last training run (``stopped_early`` when no pair was left to merge).
+        self.last_report: VocabReport | None = None
 
     # -- alphabet ------------------------------------------------------------
     def alphabet(self, counts: Mapping[str, int]) -> list[str]:
@@ -217,7 +219,7 @@ class WordPieceTrainer:
             if w and c:
                 clean[w] = c
         if not clean:
-            raise TrainingError("no words to train on: the counts are empty (or all words are empty / count 0)")
+            raise NoTrainingDataError("no words to train on: the counts are empty (or all words are empty / count 0)")
         alphabet = self.alphabet(clean)
         base = self._base_tokens(alphabet)
         if self.vocab_size < len(base):
@@ -238,6 +240,7 @@ class WordPieceTrainer:
             self.backend,
         )
         self.merges = merges
+        self.last_report = VocabReport(self.vocab_size, len(tokens), len(merges))
         return WordPiece(
             {t: i for i, t in enumerate(tokens)},
             unk_token=self.unk_token,
@@ -306,14 +309,8 @@ def _learn(
         unit_freq[initial[ch]] += k
         unit_freq[later[ch]] += n - k
 
-    bar = None
-    if show_progress and sys.stderr.isatty():
-        try:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=vocab_size - len(tokens), desc="wordpiece", unit=" tokens", leave=False)
-        except ImportError:  # pragma: no cover - tqdm is a dependency
-            bar = None
+    progress = Progress(vocab_size - len(tokens), "wordpiece", " tokens", show=None if show_progress else False)
+    bar = progress if progress else None
     try:
         native = _native.core(backend)
         # 64-bit counts: every unit count is at most the total below
@@ -345,8 +342,7 @@ def _learn(
             tokens, token_id, special_ids, words, freqs, unit_freq, prefix, vocab_size, min_frequency, bar
         )
     finally:
-        if bar is not None:
-            bar.close()
+        progress.close()
 
 
 def _merge_python(
