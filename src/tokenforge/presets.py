@@ -81,13 +81,9 @@ def bert_wordpiece(
 
 
 def _progress_bar(total: int | None, desc: str, show: bool):
-    import sys
+    from .progress import Progress
 
-    if not show or not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="B", unit_scale=True, desc=desc, leave=False)
+    return Progress(total, desc, "B", show=None if show else False, unit_scale=True)
 
 
 def _count(files, iterator, splitter, workers, errors, show_progress):
@@ -97,13 +93,9 @@ def _count(files, iterator, splitter, workers, errors, show_progress):
 
     files = [files] if isinstance(files, (str, os.PathLike)) else list(files or ())
     total = sum(Path(f).stat().st_size for f in files if Path(f).is_file()) or None
-    bar = _progress_bar(total, "counting", show_progress)
-    try:
+    with _progress_bar(total, "counting", show_progress) as bar:
         return count_lines(files, splitter, iterator=iterator, workers=workers, errors=errors,
                            progress=(bar.update if bar else None))
-    finally:
-        if bar:
-            bar.close()
 
 
 def _check_length(name: str, value: object, optional: bool) -> None:
@@ -265,8 +257,11 @@ def train_unigram(
     file that the ``sentencepiece`` library loads with the same ids.
     """
     from .sentencepiece.proto import ModelType, build_model_proto
+    from .trainers import check_output_path
     from .trainers.unigram import UnigramTrainer
 
+    if out is not None:
+        check_output_path(out, "sentencepiece")
     counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress, max_sentence_length)
     settings = dict(character_coverage=character_coverage, byte_fallback=byte_fallback, split_digits=split_digits,
                     max_piece_length=max_piece_length)
@@ -314,8 +309,11 @@ def train_sentencepiece_bpe(
     Lines of more than ``max_sentence_length`` UTF-8 bytes are skipped and
     reported, as in :func:`train_unigram` (sentencepiece's rule and default).
     ``out`` also writes a ``.model`` file that the ``sentencepiece`` library loads."""
+    from .trainers import check_output_path
     from .trainers.spm_bpe import SentencePieceBPETrainer
 
+    if out is not None:
+        check_output_path(out, "sentencepiece")
     counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress, max_sentence_length)
     settings = dict(character_coverage=character_coverage, byte_fallback=byte_fallback, split_digits=split_digits,
                     max_piece_length=max_piece_length)

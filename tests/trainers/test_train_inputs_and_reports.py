@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import tokenforge
 from tokenforge.errors import TrainingError
 from tokenforge.trainers import NoTrainingDataError, VocabReport, check_output_path
 from tokenforge.trainers.bpe import BPETrainer
@@ -125,3 +126,18 @@ def test_check_output_path_refuses_an_unwritable_folder(tmp_path):
         check_output_path(folder / "t.json")
     with pytest.raises(TrainingError, match="not writable"):
         check_output_path(folder / "sub" / "dir", "gpt2")
+
+
+@pytest.mark.parametrize("train", ["train_unigram", "train_sentencepiece_bpe"])
+def test_sentencepiece_presets_check_out_before_training(tmp_path, train):
+    calls = []
+    text = ["hello world"] * 10
+
+    def lines():
+        calls.append(1)
+        yield from text
+
+    with pytest.raises(TrainingError, match="the folder .* does not exist"):
+        getattr(tokenforge, train)(iterator=lines(), vocab_size=40, out=tmp_path / "missing" / "m.model",
+                                   show_progress=False)
+    assert calls == []  # refused before reading any text

@@ -649,22 +649,7 @@ def count_lines(
     worker processes) and of the strings of ``iterator`` (each string is split
     into lines too). The result does not depend on the number of workers or
     on ``chunk_bytes``; memory is bounded by ``chunk_bytes`` per worker, whatever
-    the length of the lines (see the comment above :data:`LINE_BREAKS`).
-
-    With no ``progress`` but progress asked for process-wide (``tokenforge train
-    --progress``, :func:`tokenforge.progress.mode`), a bar over the input bytes is drawn here.
-    """
-    from ..progress import Progress, get_mode
-
-    if progress is not None or get_mode() != "always":
-        return _count_lines(sources, splitter, iterator, workers, errors, progress, chunk_bytes)
-    sources = None if sources is None else list(sources)
-    size = sum(os.path.getsize(f) for f in sources or () if os.path.isfile(f))
-    with Progress(size or None, "counting", "B", unit_scale=True) as bar:
-        return _count_lines(sources, splitter, iterator, workers, errors, bar, chunk_bytes)
-
-
-def _count_lines(sources, splitter, iterator, workers, errors, progress, chunk_bytes) -> LineCounts:
+    the length of the lines (see the comment above :data:`LINE_BREAKS`)."""
     chunk_bytes = chunk_bytes or CHUNK_BYTES
     if errors not in _ERRORS:
         raise TrainingError(f"errors must be one of {', '.join(_ERRORS)}, got {errors!r}")
