@@ -2,33 +2,37 @@
 
     tokenforge train [FILES...] [--model bpe|wordpiece|unigram|spm-bpe] [--vocab-size N] [--special TOKEN]...
                      [--pattern P] [--out PATH] [--workers N]
-    tokenforge encode [TEXT] [--file F] [--tokenizer T] [--allowed-special all|TOKEN,...] [--count] [--json]
+    tokenforge encode [TEXT] [--file F] [-t T] [--allowed-special all|TOKEN,...] [--ordinary-special] [--count] [--json]
     tokenforge prepare INPUTS... -t T -o OUTDIR [--workers N] [--engine local|ray] [--text-field F]
                      [--split-on DELIM] [--eot auto|none|TOKEN] [--bos auto|none|TOKEN] [--val-fraction F]
                      [--shard-size 1GB] [--resume] [--overwrite]
     tokenforge count INPUTS... -t T [--workers N] [--engine local|ray] [--json]
-    tokenforge decode [IDS...] [--tokenizer T] [--json]
-    tokenforge info [--tokenizer T] [--json] [--accounting [--pad-to N] [--d-model D] [--untied]]
+    tokenforge decode [IDS...] [-t T] [--errors replace|strict] [--json]
+    tokenforge info [-t T] [--json] [--backend] [--specials] [--accounting [--pad-to N] [--d-model D] [--untied]]
     tokenforge convert IN OUT [--to tokenforge|hf|tiktoken|gpt2|sentencepiece|bert_vocab] [--allow-lossy] [--json]
     tokenforge compare TOKENIZERS... [--text FILES...] [--format table|markdown|csv|json] [--plot OUT.png]
-    tokenforge explain [TEXT] [-t T] [--numbers] [--indent [N]] [--encodings ENC...] [--json]
-    tokenforge offsets TEXT [-t T] [--json]
-    tokenforge bpb TEXT --nll NATS | --token-nll FILE
-    tokenforge heal PROMPT [-t T] [--max-backoff K]
+    tokenforge explain [TEXT] [--file F] [-t T] [--numbers] [--indent [N]] [--encodings ENC...] [--json]
+    tokenforge offsets [TEXT] [--file F] [-t T] [--json]
+    tokenforge bpb [TEXT] [--file F] --nll NATS | --token-nll FILE
+    tokenforge heal [PROMPT] [--file F] [-t T] [--max-backoff K]
     tokenforge extend TOKENS... [-t T] [--kind special|lexical] [--test FILE] [--out PATH]
     tokenforge chat MESSAGES.json [-t T] [--template chatml|llama3] [--generation-prompt]
     tokenforge glitch [-t T] [--text FILES...] [--top N] [--expected rank|uniform] [--rare-max N] [--unreachable] [--json]
 
 With no files, ``train`` learns a byte-level BPE tokenizer from the corpus
 embedded in the package and reports bytes/token on each language's held-out
-text. ``--tokenizer`` takes a named encoding (``cl100k_base``, ``gpt2``, ...)
-or a tokenizer file. Errors print one line to stderr and exit with status 1.
+text. ``-t/--tokenizer`` takes an encoding name (``cl100k_base``, ``gpt2``, ...),
+its short form (``cl100k``), an OpenAI model name (``gpt-4o``), or a tokenizer
+file or folder; :func:`._common.resolve_tokenizer` decides, for every command.
+Text comes from the TEXT argument, ``--file`` or stdin, read as exact UTF-8
+(:func:`._common.read_text_arg`). Errors print one line to stderr, in terms of
+the command's flags, and exit with status 1.
 
 The commands live in one module per group: :mod:`.train`, :mod:`.encode`
 (encode, decode, offsets), :mod:`.prepare` (prepare, count), :mod:`.info` (info, accounting),
 :mod:`.convert` (convert) and :mod:`.analysis`
 (compare, explain, glitch, heal, extend, bpb, chat); :mod:`._common` opens a
-tokenizer by name or path and prints JSON and errors. The CLI only parses
+tokenizer by name or path, reads text and prints JSON and errors. The CLI only parses
 arguments, calls the library and prints; :mod:`tokenforge.analysis` never
 imports it.
 """
@@ -42,7 +46,7 @@ from typing import Sequence
 from .. import __version__
 from ..errors import TokenforgeError
 from . import analysis, convert, encode, info, prepare, train
-from ._common import DEFAULT_OUT, DEFAULT_TOKENIZER, print_error
+from ._common import DEFAULT_OUT, DEFAULT_TOKENIZER, InputError, cli_message, print_error, resolve_tokenizer
 
 __all__ = ["DEFAULT_OUT", "DEFAULT_TOKENIZER", "build_parser", "main"]
 
@@ -69,6 +73,14 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"tokenforge: warning: {message}", file=file or sys.stderr)
 
 
+def _options(parser: argparse.ArgumentParser, command: str | None) -> set[str]:
+    """The option strings of ``command`` (``--allowed-special``, ...), to name in errors."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return {o for a in action.choices[command]._actions for o in a.option_strings}
+    return set()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import warnings
 
@@ -76,8 +88,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     warnings.showwarning = _show_warning  # one line, without the source location
     try:
+        if isinstance(getattr(args, "tokenizer", None), str):  # one resolver for every command's -t
+            args.tokenizer = resolve_tokenizer(args.tokenizer)
         return args.func(args)
     except TokenforgeError as exc:
+        print_error(cli_message(str(exc), _options(parser, getattr(args, "command", None))))
+        return 1
+    except InputError as exc:
         print_error(exc)
         return 1
     except BrokenPipeError:  # output piped into `head` and closed: not an error

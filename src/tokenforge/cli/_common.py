@@ -1,25 +1,152 @@
-"""What every ``tokenforge`` command shares: opening a tokenizer by name or path,
-reading the text argument, ``--json`` output and one-line errors."""
+"""What every ``tokenforge`` command shares: resolving ``-t/--tokenizer``, reading the
+text argument (stdin and files as exact UTF-8), ``--json`` output, help formatting,
+and one-line errors that name CLI flags rather than Python arguments."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 from typing import Any
 
 DEFAULT_OUT = "tokenizer.tokenforge.json"
 DEFAULT_TOKENIZER = "cl100k_base"
 
+# ------------------------------------------------------------------ help
+TOKENIZER_HELP = ("encoding name (cl100k_base, o200k_base, gpt2, ...) or short form (cl100k, o200k), "
+                  "OpenAI model name (gpt-4o, gpt-4, text-embedding-3-small), or a tokenizer file or folder")
 
-def open_tokenizer(spec: str) -> Any:
-    """A named encoding (``cl100k_base``, ``gpt2``, ...) or a tokenizer file."""
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the line breaks of descriptions and epilogs (the examples) and shows every
+    option's default: ``(default: X)`` is added to help that does not already name it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "default" in text.lower() or action.default is argparse.SUPPRESS:
+            return text
+        if not action.option_strings and action.nargs not in ("?", "*"):
+            return text  # a required positional has no default
+        if isinstance(action, argparse._StoreTrueAction):
+            return text + " (default: off)"
+        if action.default is None:
+            return text + " (default: none)"
+        return text + " (default: %(default)s)"
+
+
+def add_parser(sub: Any, name: str, *, help: str, examples: list[str], **kwargs: Any) -> argparse.ArgumentParser:
+    """``sub.add_parser`` with the shared formatter and an ``examples:`` epilog."""
+    import textwrap
+
+    epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
+    description = kwargs.pop("description", None) or help[:1].upper() + help[1:] + "."
+    # wrapped here, since the raw formatter keeps the examples' line breaks as written
+    kwargs["description"] = "\n\n".join(
+        para if para.startswith(" ") else textwrap.fill(para, 79) for para in description.split("\n\n"))
+    return sub.add_parser(name, help=help, epilog=epilog, formatter_class=HelpFormatter, **kwargs)
+
+
+def add_tokenizer_arg(p: argparse.ArgumentParser, default: str = DEFAULT_TOKENIZER) -> None:
+    p.add_argument("--tokenizer", "-t", default=default, metavar="TOK", help=TOKENIZER_HELP)
+
+
+def add_input_errors_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--input-errors", choices=["strict", "replace"], default="strict",
+                   help="input that is not valid UTF-8: strict fails naming the byte offset; "
+                        "replace reads each invalid byte as U+FFFD")
+
+
+# ------------------------------------------------------------------ -t/--tokenizer
+_PATH_SUFFIXES = (".json", ".model", ".tiktoken", ".txt", ".gguf", ".bpe", ".vocab", ".bin", ".gz")
+
+
+def _short_forms() -> dict[str, str]:
+    """``{"cl100k": "cl100k_base", ...}``: each ``*_base`` encoding without its suffix."""
+    from ..encodings import ENCODINGS
+
+    return {n[: -len("_base")]: n for n in ENCODINGS if n.endswith("_base")}
+
+
+def _looks_like_path(spec: str) -> bool:
+    seps = tuple(s for s in (os.sep, os.altsep, "/") if s)
+    return (any(s in spec for s in seps) or spec.startswith((".", "~"))
+            or spec.lower().endswith(_PATH_SUFFIXES))
+
+
+def known_tokenizer_names() -> str:
+    """The names ``-t`` accepts, for error messages."""
+    from ..encodings import ENCODINGS, MODEL_TO_ENCODING
+
+    short = ", ".join(_short_forms())
+    models = ", ".join(m for m in MODEL_TO_ENCODING if m not in ENCODINGS)
+    return (f"encodings: {', '.join(ENCODINGS)}; short forms: {short}; models: {models} "
+            "(and dated or fine-tuned versions such as gpt-4o-2024-08-06)")
+
+
+def resolve_tokenizer(spec: str) -> str:
+    """What ``-t SPEC`` names, as an encoding name or a path, for every command.
+
+    In order: an encoding name (``cl100k_base``); an existing file or folder; an encoding
+    name in another case or with ``-`` for ``_``; a short form (``cl100k``); an OpenAI model
+    name (``gpt-4o`` gives ``o200k_base``, tiktoken's ``encoding_for_model`` table);
+    something that looks like a path (kept, so that loading it says what is missing).
+    Anything else raises :class:`~tokenforge.UnknownEncodingError` listing the known names.
+    """
+    from ..encodings import ENCODINGS, MODEL_TO_ENCODING, encoding_name_for_model
+    from ..errors import UnknownEncodingError
+
+    if spec in ENCODINGS:
+        return spec
+    if spec and os.path.exists(spec):
+        return spec
+    key = spec.strip().lower()
+    short = _short_forms()
+    for k in (key, key.replace("-", "_")):
+        if k in ENCODINGS:
+            return k
+        if k in short:
+            return short[k]
+    try:
+        name = encoding_name_for_model(key)
+    except UnknownEncodingError:
+        pass
+    else:
+        if name in ENCODINGS:
+            return name
+    if spec and _looks_like_path(spec):
+        return spec
+    import difflib
+
+    names = [*ENCODINGS, *short, *MODEL_TO_ENCODING]
+    close = difflib.get_close_matches(key, names, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise UnknownEncodingError(
+        f"unknown tokenizer {spec!r}{hint}: no such file or folder, and not a known name; "
+        f"-t takes a file, a folder, or one of the {known_tokenizer_names()}"
+    )
+
+
+def open_tokenizer(spec: Any) -> Any:
+    """The tokenizer ``-t SPEC`` names (see :func:`resolve_tokenizer`)."""
     from ..io import open_tokenizer as _open
 
+    if isinstance(spec, str):
+        spec = resolve_tokenizer(spec)
     return _open(spec)
 
 
 _open_tokenizer = open_tokenizer  # the name the single-module CLI used
+
+
+def tokenizer_label(spec: str, tok: Any) -> str:
+    """A name to show for a tokenizer: its own, else its file name, else ``(unnamed)``."""
+    name = getattr(tok, "name", None)
+    if name:
+        return str(name)
+    base = os.path.basename(os.path.abspath(spec)) if isinstance(spec, str) and spec else ""
+    return base or "(unnamed)"
 
 
 def readable(token: bytes) -> str:
@@ -28,17 +155,79 @@ def readable(token: bytes) -> str:
     return text.replace(" ", "␣").replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
 
 
-def read_text_arg(args: argparse.Namespace) -> str:
-    """The text of ``TEXT`` / ``--file F`` (``-`` for stdin) / stdin."""
-    if args.file is not None:
-        if args.file == "-":
-            return sys.stdin.read()
-        from .._io import read_text
+# ------------------------------------------------------------------ input text
+class InputError(Exception):
+    """Input the command cannot read (not UTF-8, a malformed table): one line, exit status 1."""
 
-        return read_text(args.file)
-    if args.text is not None:
-        return args.text
-    return sys.stdin.read()
+
+def decode_utf8(data: bytes, source: str, errors: str = "strict", *, hint: bool = True) -> str:
+    """``data`` as UTF-8, exactly (no newline translation; a BOM is kept as U+FEFF).
+
+    Invalid UTF-8 raises :class:`InputError` naming the byte offset, unless
+    ``errors="replace"``, which reads each invalid byte as U+FFFD."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if errors == "replace":
+            return data.decode("utf-8", "replace")
+        line = data.count(b"\n", 0, exc.start) + 1
+        bad = data[exc.start:exc.end]
+        tip = "; pass --input-errors replace to read invalid bytes as U+FFFD" if hint else ""
+        raise InputError(f"{source}: not valid UTF-8 at byte {exc.start} (line {line}, "
+                         f"byte {bad.hex(' ')}: {exc.reason}){tip}") from None
+
+
+def read_stdin_bytes() -> bytes:
+    stream = sys.stdin
+    if stream is None:
+        raise InputError("no text given and stdin is closed")
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:  # a StringIO stand-in (tests that replace sys.stdin)
+        return stream.read().encode("utf-8", "surrogateescape")
+    return buffer.read()
+
+
+def read_file_bytes(path: str) -> bytes:
+    """A file's bytes as they are, or ``-`` for stdin; a missing file is one line."""
+    if path == "-":
+        return read_stdin_bytes()
+    from .._io import read_bytes
+
+    return read_bytes(path)
+
+
+def read_text_file(path: str, errors: str = "strict", *, hint: bool = True) -> str:
+    """A text file (``-``: stdin) as exact UTF-8 (see :func:`decode_utf8`)."""
+    return decode_utf8(read_file_bytes(path), "<stdin>" if path == "-" else path, errors, hint=hint)
+
+
+def _checked_arg(text: str, errors: str, hint: bool) -> str:
+    """A TEXT argument: Python decodes argv bytes that are not UTF-8 to lone surrogates;
+    they are the same error as on stdin."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            data = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            data = text.encode("utf-8", "surrogatepass")
+        return decode_utf8(data, "the TEXT argument", errors, hint=hint)
+    return text
+
+
+def read_text_arg(args: argparse.Namespace) -> str:
+    """The text of ``TEXT`` / ``--file F`` (``-`` for stdin) / stdin, for every command.
+
+    Files and stdin are read as bytes and decoded exactly; ``--input-errors replace``
+    (where the command has it) reads invalid bytes as U+FFFD."""
+    errors = getattr(args, "input_errors", "strict")
+    hint = hasattr(args, "input_errors")
+    path = getattr(args, "file", None)
+    if path is not None:
+        return read_text_file(path, errors, hint=hint)
+    if getattr(args, "text", None) is not None:
+        return _checked_arg(args.text, errors, hint)
+    return decode_utf8(read_stdin_bytes(), "<stdin>", errors, hint=hint)
 
 
 def positive_int(value: str) -> int:
@@ -52,6 +241,18 @@ def positive_int(value: str) -> int:
     return n
 
 
+def non_negative_int(value: str) -> int:
+    """An argparse type: an integer of at least 0."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, not {n}")
+    return n
+
+
+# ------------------------------------------------------------------ output
 def print_json(obj: Any, *, indent: int | None = None) -> None:
     """Print ``obj`` as JSON (UTF-8 kept as is) for ``--json``."""
     print(json.dumps(obj, ensure_ascii=False, indent=indent))
@@ -64,4 +265,78 @@ def write_lines(lines: list[str]) -> None:
 
 def print_error(message: object) -> None:
     """The one-line error every command ends with on failure."""
-    print(f"tokenforge: error: {message}", file=sys.stderr)
+    text = " ".join(str(message).splitlines())
+    print(f"tokenforge: error: {text}", file=sys.stderr)
+
+
+# ------------------------------------------------------------------ errors in CLI terms
+def _flag(options: set[str], name: str) -> str | None:
+    flag = "--" + name.replace("_", "-")
+    return flag if flag in options else None
+
+
+def _quote(value: str) -> str:
+    import shlex
+
+    return shlex.quote(value)
+
+
+_SPECIAL_HINT = re.compile(
+    r"Pass allowed_special=\{(?P<tok>.+?)\} \(or 'all'\) to encode it as a special token, "
+    r"or disallowed_special=\(\) to encode it as ordinary text\."
+)
+_ERRORS_REPLACE = re.compile(r"use errors='replace' to get U\+FFFD")
+_ERRORS_TRAIN = re.compile(r"pass errors='replace' or errors='ignore' to (\w+) anyway")
+_LOSSY = re.compile(r"pass allow_lossy=True, or --allow-lossy, to")
+_PATTERN = re.compile(r"pass pattern= \(e\.g\. ([^)]*)\)")
+_GET_ENCODING = re.compile(r"use get_encoding\(\) with one of")
+_NO_RANKS = re.compile(r"has no ranks in tokenforge; pass a tokenizer")
+_KWARG = re.compile(r"(?i)\b(pass|use|set|with|or)\s+([a-z][a-z0-9_]*)=((?:'[^']*'|\{[^}]*\}|\([^)]*\)|[\w.+-]+))")
+
+
+def cli_message(message: str, options: set[str]) -> str:
+    """A library error message with its Python hints (``allowed_special={...}``,
+    ``errors='replace'``) rewritten as the flags of the command that failed
+    (``options``: its option strings). The library's messages stay as they are."""
+
+    def special(m: re.Match) -> str:
+        import ast
+
+        try:
+            toks = sorted(ast.literal_eval("{" + m.group("tok") + "}"))
+        except (ValueError, SyntaxError):
+            toks = []
+        parts = []
+        if "--allowed-special" in options and toks:
+            parts.append(f"pass --allowed-special {_quote(','.join(toks))} (or --allowed-special all) "
+                         "to encode it as a special token")
+        if "--ordinary-special" in options:
+            parts.append("pass --ordinary-special to encode it as ordinary text")
+        text = ", or ".join(parts)
+        return (text[:1].upper() + text[1:] + ".") if text else ""
+
+    message = _SPECIAL_HINT.sub(special, message)
+    if "--errors" in options:
+        message = _ERRORS_REPLACE.sub("pass --errors replace to get U+FFFD", message)
+        message = _ERRORS_TRAIN.sub(r"pass --errors replace or --errors ignore to \1 anyway", message)
+    else:
+        message = _ERRORS_REPLACE.sub("the text cannot be shown exactly", message)
+    message = _LOSSY.sub("pass --allow-lossy to", message)
+    message = _PATTERN.sub(
+        lambda m: "the CLI reads only the rank files it recognises by sha256; for another one, save it once with "
+                  f"its split pattern ({m.group(1)}): python -c 'import tokenforge; tokenforge.load(\"ranks.tiktoken\", "
+                  "pattern=\"cl100k\").save(\"tokenizer.json\")', then pass -t tokenizer.json",
+        message,
+    )
+    message = _GET_ENCODING.sub("pass -t with one of", message)
+    if "--encodings" in options:
+        message = _NO_RANKS.sub("has no ranks in tokenforge; give --encodings a tokenizer file", message)
+
+    def kwarg(m: re.Match) -> str:  # any other hint: "pass name=value" -> "pass --name value", if the command has it
+        flag = _flag(options, m.group(2))
+        if flag is None:
+            return m.group(0)
+        value = m.group(3)
+        return f"{m.group(1)} {flag}" if value == "True" else f"{m.group(1)} {flag} {value}"
+
+    return _KWARG.sub(kwarg, message)

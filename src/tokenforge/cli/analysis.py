@@ -7,26 +7,108 @@ and prints a table, or JSON with ``--json``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from ..errors import TokenforgeError
 from ._common import (
     DEFAULT_TOKENIZER,
+    InputError,
+    add_input_errors_arg,
+    add_parser,
+    add_tokenizer_arg,
+    non_negative_int,
     open_tokenizer as _open,
+    positive_int,
     print_json,
+    read_file_bytes,
     read_text_arg as _read,
+    read_text_file,
+    decode_utf8,
+    resolve_tokenizer,
     write_lines,
 )
+from .encode import add_text_args
+
+#: The columns of a parallel ``.tsv`` for ``compare --text``.
+TSV_COLUMNS = ("lang", "text")
 
 
 # ------------------------------------------------------------------ compare
+def read_parallel_tsv(path: str, errors: str = "strict") -> dict[str, str]:
+    """``{lang: text}`` of a parallel ``.tsv``: a header row naming the columns ``lang``
+    and ``text`` (others are ignored), then one row per sentence; rows of one language
+    are joined with newlines. The cells are the file's bytes as they are, decoded exactly."""
+    import csv
+    import io
+
+    raw = read_text_file(path, errors)
+    reader = csv.reader(io.StringIO(raw, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE)
+    header = next(reader, None)
+    expected = " and ".join(TSV_COLUMNS)
+    if not header or any(c not in header for c in TSV_COLUMNS):
+        found = ", ".join(repr(c) for c in header) if header else "nothing"
+        missing = ", ".join(c for c in TSV_COLUMNS if not header or c not in header)
+        raise InputError(f"{path}, line 1: a parallel .tsv needs a tab-separated header row with the columns "
+                         f"{expected} (missing: {missing}; found: {found}); a file whose name does not end in "
+                         ".tsv is read as one text")
+    li, ti = header.index("lang"), header.index("text")
+    out: dict[str, list[str]] = {}
+    for n, row in enumerate(reader, start=2):
+        if not row:
+            continue
+        if len(row) <= max(li, ti):
+            raise InputError(f"{path}, line {n}: expected {len(header)} tab-separated fields "
+                             f"({', '.join(header)}), found {len(row)}")
+        out.setdefault(row[li], []).append(row[ti])
+    if not out:
+        raise InputError(f"{path}: no rows after the header")
+    return {lang: "\n".join(parts) for lang, parts in out.items()}
+
+
+def read_compare_texts(files: list[str], errors: str = "strict") -> dict[str, str]:
+    """``{label: text}`` of ``compare --text FILES``: a ``.tsv`` gives one text per ``lang``,
+    any other file one text labelled by its name without the suffix. Files are read as
+    bytes and decoded exactly, so bytes/token counts the bytes of the file as given
+    (a CRLF stays two bytes)."""
+    from pathlib import Path
+
+    out: dict[str, str] = {}
+    for f in files:
+        p = Path(f)
+        if p.suffix.lower() == ".tsv":
+            for lang, text in read_parallel_tsv(f, errors).items():
+                out[lang if lang not in out else f"{p.stem}:{lang}"] = text
+            continue
+        text = read_text_file(f, errors)
+        out[p.stem if p.stem not in out else f] = text
+    return out
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     """``tokenforge compare``: print the report; ``--plot`` also writes the chart."""
+    import dataclasses
+
     from ..analysis.compare import compare, plot
 
-    report = compare(args.tokenizers, args.text, reference=args.reference)
+    specs = [t if t.startswith("train:") else resolve_tokenizer(t) for t in args.tokenizers]
+    texts = None
+    if args.text:
+        texts = read_compare_texts(args.text, args.input_errors)
+    report = compare(specs, texts, reference=args.reference)
+    if args.text:
+        report = dataclasses.replace(report, source=", ".join(args.text))
+    # A model name is shown as typed, with its encoding: "gpt-4 (cl100k_base)".
+    from ..encodings import ENCODINGS
+
+    wanted = [f"{typed} ({spec})" if spec in ENCODINGS and typed.lower().replace("-", "_") not in spec
+              else (spec if spec in ENCODINGS else old)
+              for old, typed, spec in zip(report.tokenizers, args.tokenizers, specs)]
+    if wanted != list(report.tokenizers) and len(set(wanted)) == len(wanted):
+        labels = dict(zip(report.tokenizers, wanted))
+        report = dataclasses.replace(
+            report, tokenizers=tuple(wanted),
+            rows=tuple(dataclasses.replace(r, tokenizer=labels[r.tokenizer]) for r in report.rows))
     sys.stdout.write(report.format(args.format))
     if args.plot:
         try:
@@ -41,28 +123,54 @@ def register_compare(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``tokenforge compare TOKENIZERS... [--text FILES...] [--format F] [--plot OUT] [--reference LABEL]``."""
     from ..analysis.compare import FORMATS, TRAIN_KINDS
 
-    c = subparsers.add_parser(
-        "compare",
+    c = add_parser(
+        subparsers, "compare",
         help="compare tokenizers on texts: bytes/token, chars/token, tokens/word, UNK rate, cost vs English",
-        description="Compare tokenizers on the same texts (Rust et al., 2021; Petrov et al., 2023). A tokenizer is an encoding "
-                    "name, a tokenizer file, or train:KIND[:VOCAB_SIZE] (KIND: " + ", ".join(TRAIN_KINDS) +
-                    ") trained now on the embedded corpus. Without --text: the shipped UDHR sample "
-                    "(articles 26-30 in 15 languages).",
+        description="Compare tokenizers on the same texts (Rust et al., 2021; Petrov et al., 2023). A tokenizer is "
+                    "what -t takes (an encoding or model name, a tokenizer file or folder) or train:KIND[:VOCAB_SIZE] "
+                    "(KIND: " + ", ".join(TRAIN_KINDS) + ") trained now on the embedded corpus. Without --text: the "
+                    "shipped UDHR sample (articles 26-30 in 15 languages).\n\n"
+                    "Text files are read as they are (bytes/token counts the file's bytes, CRLF included). "
+                    "A .tsv file is a parallel sample: a header row with the tab-separated columns 'lang' and "
+                    "'text' (others are ignored), then one row per sentence, e.g.\n\n"
+                    "  lang<TAB>text\n  en<TAB>All human beings are born free.\n  de<TAB>Alle Menschen sind frei "
+                    "geboren.\n\nRows of one language are joined with newlines; --reference names the lang "
+                    "(or file name) that ratios divide by.",
+        examples=[
+            "tokenforge compare gpt2 cl100k o200k",
+            "tokenforge compare gpt-4 gpt-4o --text parallel.tsv --format markdown",
+            "tokenforge compare cl100k train:bpe:8000 --text en.txt de.txt --reference en",
+        ],
     )
     c.add_argument("tokenizers", nargs="+", metavar="TOKENIZER",
-                   help="encoding name, tokenizer file, or train:KIND[:VOCAB_SIZE]")
+                   help="encoding or model name, tokenizer file or folder, or train:KIND[:VOCAB_SIZE]")
     c.add_argument("--text", nargs="+", default=None, metavar="FILE",
-                   help="text files (one text each) or .tsv files with lang and text columns "
-                        "(default: the shipped UDHR sample)")
-    c.add_argument("--format", default="table", choices=FORMATS, help="output format (default: table)")
-    c.add_argument("--plot", default=None, metavar="OUT.png", help="also save a bar chart of bytes/token (needs matplotlib)")
+                   help="text files (one text each, labelled by file name) or parallel .tsv files with the "
+                        "columns lang and text (default: the shipped UDHR sample)")
+    c.add_argument("--format", default="table", choices=FORMATS, help="output format")
+    c.add_argument("--plot", default=None, metavar="OUT.png",
+                   help="also save a bar chart of bytes/token (needs matplotlib; default: no chart)")
     c.add_argument("--reference", default="en", metavar="LABEL",
-                   help="text to divide token counts by (default: en); '' for none")
+                   help="text (lang or file name) to divide token counts by; '' for none")
+    add_input_errors_arg(c)
     c.set_defaults(func=cmd_compare)
     return c
 
 
 # ------------------------------------------------------------------ explain
+def _explain_spec(spec: str) -> str:
+    """An ``--encodings`` entry: what ``-t`` takes, or a split-pattern name such as ``llama3``."""
+    from ..errors import UnknownEncodingError
+    from ..pretokenizers import PATTERNS
+
+    try:
+        return resolve_tokenizer(spec)
+    except UnknownEncodingError:
+        if spec in PATTERNS:
+            return spec
+        raise
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     from ..analysis.explain import (
         NUMBER_ENCODINGS,
@@ -75,23 +183,24 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     out: dict[str, Any] = {}
     text_lines: list[str] = []
-    if args.text is not None:
+    text = args.text
+    if text is None and (args.file is not None or not (args.numbers or args.indent)):
+        text = _read(args)  # --file, else stdin, as the other commands
+    if text is not None:
         tok = _open(args.tokenizer)
-        ex = explain(tok, args.text)
+        ex = explain(tok, text)
         out["explain"] = ex.to_dict()
         text_lines.append(ex.render())
     if args.numbers:
-        specs = args.encodings or list(NUMBER_ENCODINGS)
+        specs = [_explain_spec(e) for e in args.encodings] if args.encodings else list(NUMBER_ENCODINGS)
         rows = number_splits(args.numbers_text, specs)
         out["numbers"] = rows
         text_lines.append("\n" + format_number_splits(rows, args.numbers_text))
     if args.indent:
-        specs = args.encodings or ["gpt2", "cl100k_base", "o200k_base"]
+        specs = [_explain_spec(e) for e in args.encodings] if args.encodings else ["gpt2", "cl100k_base", "o200k_base"]
         rows = indent_costs(specs, max_spaces=args.indent)
         out["indent"] = rows
         text_lines.append("\n" + format_indent_costs(rows, args.indent))
-    if not out:
-        raise SystemExit("tokenforge explain: give TEXT, --numbers or --indent N")
     if args.json:
         print_json(out, indent=2)
     else:
@@ -103,21 +212,29 @@ _cmd_explain = cmd_explain
 
 
 def register_explain(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``tokenforge explain TEXT -t TOKENIZER [--json] [--numbers] [--indent N]``."""
+    """Add ``tokenforge explain [TEXT] [--file F] -t TOKENIZER [--json] [--numbers] [--indent N]``."""
     from ..analysis.explain import NUMBERS_TEXT
 
-    p = subparsers.add_parser(
-        "explain",
+    p = add_parser(
+        subparsers, "explain",
         help="show how a text is tokenized, stage by stage (normalize, pre-tokens, merges, ids)",
+        examples=[
+            "tokenforge explain 'hello world' -t cl100k",
+            "echo 'naïve café' | tokenforge explain -t tokenizer.json",
+            "tokenforge explain --numbers --encodings gpt2 cl100k llama3",
+            "tokenforge explain --indent 8 --json",
+        ],
     )
-    p.add_argument("text", nargs="?", help="text to explain")
-    p.add_argument("--tokenizer", "-t", default="cl100k_base", help="encoding name or tokenizer file")
-    p.add_argument("--numbers", action="store_true", help="show digit splitting under gpt2, cl100k and llama3 (Singh & Strouse, 2024)")
-    p.add_argument("--numbers-text", default=NUMBERS_TEXT, help=f"text for --numbers (default {NUMBERS_TEXT!r})")
-    p.add_argument("--indent", type=int, nargs="?", const=16, default=None, metavar="N",
-                   help="show the token cost of 0..N leading spaces (default N=16)")
+    add_text_args(p, "text to explain (without TEXT, --file, --numbers or --indent: stdin)")
+    add_tokenizer_arg(p)
+    p.add_argument("--numbers", action="store_true",
+                   help="show digit splitting under gpt2, cl100k and llama3 (Singh & Strouse, 2024)")
+    p.add_argument("--numbers-text", default=NUMBERS_TEXT, metavar="TEXT", help="text for --numbers")
+    p.add_argument("--indent", type=positive_int, nargs="?", const=16, default=None, metavar="N",
+                   help="show the token cost of 0..N leading spaces (default: off; N defaults to 16)")
     p.add_argument("--encodings", nargs="+", default=None, metavar="ENC",
-                   help="encodings for --numbers/--indent (names, files, or a pattern name like llama3)")
+                   help="encodings for --numbers/--indent: what -t takes, or a split-pattern name like llama3 "
+                        "(default: gpt2 cl100k_base llama3 for --numbers, gpt2 cl100k_base o200k_base for --indent)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_explain)
     return p
@@ -125,12 +242,11 @@ def register_explain(subparsers: Any) -> argparse.ArgumentParser:
 
 # ------------------------------------------------------------------ glitch
 def cmd_glitch(args: argparse.Namespace) -> int:
-    from .._io import read_text
     from ..analysis.glitch import find_glitch_tokens, format_reachability, reachability
     from ..models.bpe import BPE
 
     tok = _open(args.tokenizer)
-    texts = [read_text(f) for f in args.text] if args.text else []
+    texts = [read_text_file(f, args.input_errors) for f in args.text] if args.text else []
     out: dict[str, Any] = {}
     lines: list[str] = []
     if texts:
@@ -143,7 +259,7 @@ def cmd_glitch(args: argparse.Namespace) -> int:
         lines.append(rep.render(args.top))
     if args.unreachable or not texts:
         if not isinstance(tok.model, BPE):
-            raise TokenforgeError("--unreachable needs a byte-level BPE tokenizer")
+            raise TokenforgeError("--unreachable (and glitch without --text) needs a byte-level BPE tokenizer")
         reach = reachability(tok)
         out["reachability"] = {"counts": reach.counts(), **{k: v[: args.top] for k, v in reach.to_dict().items() if k in ("unreachable", "undetermined")}}
         lines.append("")
@@ -160,39 +276,59 @@ _cmd_glitch = cmd_glitch
 
 def register_glitch(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``tokenforge glitch -t TOKENIZER --text FILES [--top N] [--json] [--unreachable]``."""
-    p = subparsers.add_parser(
-        "glitch",
+    p = add_parser(
+        subparsers, "glitch",
         help="find glitch-token candidates: tokens a corpus never/rarely produces, and unreachable tokens",
+        examples=[
+            "tokenforge glitch -t gpt2 --top 10                  # unreachable tokens only",
+            "tokenforge glitch -t cl100k --text corpus/*.txt --unreachable --json",
+        ],
     )
-    p.add_argument("--tokenizer", "-t", default="cl100k_base", help="encoding name or tokenizer file")
+    add_tokenizer_arg(p)
     p.add_argument("--text", nargs="+", default=None, metavar="FILE",
-                   help="corpus files to count tokens on (without: only the reachability scan)")
-    p.add_argument("--top", type=int, default=30, help="how many candidates to list (default 30)")
+                   help="corpus files to count tokens on (default: none, only the reachability scan)")
+    p.add_argument("--top", type=positive_int, default=30, help="how many candidates to list")
     p.add_argument("--expected", default="rank", choices=["rank", "uniform"],
-                   help="expected-count model (default: rank band mean)")
-    p.add_argument("--rare-max", type=int, default=2, help="a token seen at most this often is a candidate (default 2)")
+                   help="expected-count model: rank (the mean count of tokens of a similar rank) or uniform")
+    p.add_argument("--rare-max", type=non_negative_int, default=2,
+                   help="a token seen at most this often is a candidate")
     p.add_argument("--unreachable", action="store_true", help="also scan every token for reachability")
     p.add_argument("--no-reach", action="store_true", help="do not check the candidates' reachability")
+    add_input_errors_arg(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_glitch)
     return p
 
 
 # ------------------------------------------------------------------ bpb, heal, extend, chat
+def _token_nll(path: str) -> list[float]:
+    """The per-token NLLs of ``--token-nll FILE``: numbers separated by whitespace or commas."""
+    import math
+
+    values = []
+    for n, item in enumerate(read_text_file(path, hint=False).replace(",", " ").split()):
+        try:
+            v = float(item)
+        except ValueError:
+            raise InputError(f"{path}: value {n} is {item!r}, not a number") from None
+        if not math.isfinite(v):
+            raise InputError(f"{path}: value {n} is {item!r}, not a finite number")
+        values.append(v)
+    return values
+
+
 def cmd_bpb(args: argparse.Namespace) -> int:
     from ..analysis.metrics import bits_per_byte, bits_per_byte_from_token_nll
 
     text = _read(args)
     if args.token_nll is not None:
-        from .._io import read_text
-
-        values = [float(x) for x in read_text(args.token_nll).replace(",", " ").split()]
+        values = _token_nll(args.token_nll)
         bpb = bits_per_byte_from_token_nll(values, text)
         total = sum(values)
     else:
         bpb = bits_per_byte(args.nll, text)
         total = args.nll
-    nbytes = len(text.encode("utf-8", "surrogatepass"))
+    nbytes = len(text.encode("utf-8"))
     if args.json:
         print_json({"bits_per_byte": bpb, "total_nll_nats": total, "utf8_bytes": nbytes})
     else:
@@ -224,9 +360,7 @@ def cmd_extend(args: argparse.Namespace) -> int:
     tok = _open(args.tokenizer)
     texts: list[str] = []
     for path in args.test or ():
-        from .._io import read_text
-
-        texts.extend(read_text(path).splitlines())
+        texts.extend(read_text_file(path, args.input_errors).splitlines())
     new, report = extend(tok, args.tokens, kind=args.kind, test_texts=texts, reuse_holes=args.reuse_holes)
     if args.out:
         new.save(args.out)
@@ -240,17 +374,20 @@ def cmd_extend(args: argparse.Namespace) -> int:
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
+    import json
+
     from ..chat import ChatML, Llama3
 
     tok = _open(args.tokenizer)
-    raw = sys.stdin.read() if args.messages == "-" else open(args.messages, encoding="utf-8").read()
+    source = "<stdin>" if args.messages == "-" else args.messages
+    raw = decode_utf8(read_file_bytes(args.messages), source, hint=False)
     try:
         messages = json.loads(raw)
     except json.JSONDecodeError as exc:
         from ..errors import FileFormatError
 
         raise FileFormatError(f"messages must be a JSON list of {{role, content}} objects ({exc.msg})",
-                              path=args.messages, line=exc.lineno) from None
+                              path=source, line=exc.lineno) from None
     template = (ChatML if args.template == "chatml" else Llama3)(tok)
     ids = template.render(messages, add_generation_prompt=args.generation_prompt)
     if args.json:
@@ -262,37 +399,58 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 def register(sub: Any, default_tokenizer: str = DEFAULT_TOKENIZER) -> None:
     """Add ``bpb``, ``heal``, ``extend`` and ``chat`` to ``sub``."""
-    b = sub.add_parser("bpb", help="bits per byte from a total (or per-token) negative log-likelihood in nats")
-    b.add_argument("text", nargs="?", help="the text the loss was measured on (default: stdin)")
-    b.add_argument("--file", "-f", help="read the text from a file")
+    b = add_parser(sub, "bpb", help="bits per byte from a total (or per-token) negative log-likelihood in nats",
+                   description="Bits per byte from a total (or per-token) negative log-likelihood in nats: "
+                               "NLL / (UTF-8 bytes of the text x ln 2), independent of the tokenizer "
+                               "(Gao et al., 2020, The Pile).",
+                   examples=["tokenforge bpb 'abcdefgh' --nll 4.0      # 0.721348",
+                             "tokenforge bpb -f heldout.txt --token-nll losses.txt --json"])
+    b.add_argument("text", nargs="?", help="the text the loss was measured on (default: read --file, else stdin)")
+    b.add_argument("--file", "-f", metavar="F",
+                   help="read the text from a file, its bytes as they are ('-' for stdin; default: none)")
     group = b.add_mutually_exclusive_group(required=True)
-    group.add_argument("--nll", type=float, help="total NLL in nats")
-    group.add_argument("--token-nll", help="a file of per-token NLLs in nats (whitespace or comma separated)")
-    b.add_argument("--json", action="store_true")
+    group.add_argument("--nll", type=float, help="total NLL in nats (default: none; this or --token-nll is required)")
+    group.add_argument("--token-nll", metavar="FILE",
+                       help="a file of per-token NLLs in nats, whitespace or comma separated "
+                            "(default: none; this or --nll is required)")
+    b.add_argument("--json", action="store_true", help="print JSON")
     b.set_defaults(func=cmd_bpb)
 
-    h = sub.add_parser("heal", help="token healing: back off the prompt's last tokens, print the prefix to regenerate")
-    h.add_argument("text", nargs="?", help="the prompt (default: stdin)")
-    h.add_argument("--file", "-f")
-    h.add_argument("--tokenizer", "-t", default=default_tokenizer)
-    h.add_argument("--max-backoff", type=int, default=1)
-    h.add_argument("--json", action="store_true")
+    h = add_parser(sub, "heal", help="token healing: back off the prompt's last tokens, print the prefix to regenerate",
+                   examples=["tokenforge heal 'The word is hel' -t cl100k",
+                             "tokenforge heal -f prompt.txt -t gpt2 --max-backoff 2 --json"])
+    add_text_args(h, "the prompt")
+    add_tokenizer_arg(h, default_tokenizer)
+    h.add_argument("--max-backoff", type=non_negative_int, default=1, metavar="K",
+                   help="how many trailing tokens may be removed")
+    h.add_argument("--json", action="store_true", help="print JSON")
     h.set_defaults(func=cmd_heal)
 
-    e = sub.add_parser("extend", help="add tokens to a vocabulary, with a regression report")
+    e = add_parser(sub, "extend", help="add tokens to a vocabulary, with a regression report",
+                   examples=["tokenforge extend '<|tool|>' -t cl100k --test prompts.txt --out extended.json",
+                             "tokenforge extend ' tokenforge' -t gpt2 --kind lexical --json"])
     e.add_argument("tokens", nargs="+", help="the new tokens")
-    e.add_argument("--tokenizer", "-t", default=default_tokenizer)
-    e.add_argument("--kind", choices=["special", "lexical"], default="special")
-    e.add_argument("--test", action="append", metavar="FILE", help="texts whose encodings the report checks (lines)")
+    add_tokenizer_arg(e, default_tokenizer)
+    e.add_argument("--kind", choices=["special", "lexical"], default="special",
+                   help="special: matched before splitting, never produced by ordinary text unless allowed; "
+                        "lexical: an ordinary vocabulary entry")
+    e.add_argument("--test", action="append", metavar="FILE",
+                   help="a file whose lines the report encodes before and after (repeatable; default: none)")
     e.add_argument("--reuse-holes", action="store_true", help="give new tokens unused ids below the largest one")
-    e.add_argument("--out", help="write the extended tokenizer (native format)")
-    e.add_argument("--json", action="store_true")
+    e.add_argument("--out", metavar="PATH", help="write the extended tokenizer (native format; default: not written)")
+    add_input_errors_arg(e)
+    e.add_argument("--json", action="store_true", help="print the report as JSON")
     e.set_defaults(func=cmd_extend)
 
-    c = sub.add_parser("chat", help="render chat messages to ids; message text can never inject control tokens")
+    c = add_parser(sub, "chat", help="render chat messages to ids; message text can never inject control tokens",
+                   examples=["tokenforge chat messages.json -t tokenizer.json --template chatml   "
+                             "# a tokenizer with <|im_start|> and <|im_end|>",
+                             "echo '[{\"role\": \"user\", \"content\": \"hi\"}]' | tokenforge chat - -t tok.json "
+                             "--generation-prompt --json"])
     c.add_argument("messages", help="a JSON file with [{\"role\": ..., \"content\": ...}, ...] ('-' for stdin)")
-    c.add_argument("--tokenizer", "-t", default=default_tokenizer)
-    c.add_argument("--template", choices=["chatml", "llama3"], default="chatml")
+    add_tokenizer_arg(c, default_tokenizer)
+    c.add_argument("--template", choices=["chatml", "llama3"], default="chatml",
+                   help="chat format: chatml (<|im_start|>role ... <|im_end|>) or llama3 (<|start_header_id|> ...)")
     c.add_argument("--generation-prompt", action="store_true", help="end with the assistant header")
-    c.add_argument("--json", action="store_true")
+    c.add_argument("--json", action="store_true", help="print the ids and the rendered text as JSON")
     c.set_defaults(func=cmd_chat)

@@ -5,7 +5,25 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import print_json
+from ._common import (
+    TOKENIZER_HELP,
+    add_input_errors_arg,
+    add_parser,
+    cli_message,
+    print_json,
+    read_text_file,
+    resolve_tokenizer,
+)
+
+_NOTE_SPECIALS = "a rank file holds no special tokens: pass special_tokens= when loading it"
+
+
+def _note(note: str) -> str:
+    """A library note in CLI terms."""
+    if note == _NOTE_SPECIALS:
+        return ("a rank file holds no special tokens: -t reads them back only for rank files tokenforge "
+                "recognises by sha256; write tokenizer.json (--to hf) or the tokenforge format to keep them")
+    return cli_message(note, {"--allow-lossy", "--to", "--sample"})
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -13,10 +31,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
     sample = None
     if args.sample:
-        from .._io import read_text
-
-        sample = "\n".join(read_text(f) for f in args.sample)
-    report = convert(args.source, args.dest, to=args.to, allow_lossy=args.allow_lossy, sample=sample)
+        sample = "\n".join(read_text_file(f, args.input_errors) for f in args.sample)
+    source = resolve_tokenizer(args.source)
+    report = convert(source, args.dest, to=args.to, allow_lossy=args.allow_lossy, sample=sample)
+    report["notes"] = [_note(n) for n in report["notes"]]
     if args.json:
         print_json(report)
         return 0
@@ -35,16 +53,23 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    c = sub.add_parser("convert", help="write a tokenizer in another format; the ids are checked on sample text")
-    c.add_argument("source", help="a named encoding (cl100k_base, ...) or any tokenizer file or folder")
+    c = add_parser(sub, "convert", help="write a tokenizer in another format; the ids are checked on sample text",
+                   examples=[
+                       "tokenforge convert cl100k tokenizer.json          # HF tokenizers format",
+                       "tokenforge convert gpt2 gpt2-files/               # vocab.json + merges.txt",
+                       "tokenforge convert tokenizer.json out.tiktoken --sample my_text.txt",
+                       "tokenforge convert spm.model tokenizer.json --allow-lossy",
+                   ])
+    c.add_argument("source", help="the tokenizer to convert: " + TOKENIZER_HELP)
     c.add_argument("dest", help="output path; its name picks the format (tokenizer.json, *.tiktoken, *.model, "
                                 "vocab.txt, DIR/ for GPT-2 files) unless --to is given")
     c.add_argument("--to", default=None, choices=["tokenforge", "hf", "tiktoken", "gpt2", "sentencepiece", "bert_vocab", "transformers"],
-                   help="output format")
+                   help="output format (default: picked from the output name)")
     c.add_argument("--allow-lossy", action="store_true",
                    help="when no exact form exists (a SentencePiece .model as tokenizer.json), write the closest "
                         "one, as transformers' converters do, and report how often the ids differ")
     c.add_argument("--sample", nargs="+", metavar="FILE",
                    help="text to check the ids on (default: the embedded corpus's held-out text)")
+    add_input_errors_arg(c)
     c.add_argument("--json", action="store_true", help="print the report as JSON")
     c.set_defaults(func=cmd_convert)

@@ -5,12 +5,42 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import DEFAULT_TOKENIZER, open_tokenizer as _open_tokenizer, positive_int as _positive_int, print_json
+from ._common import (
+    add_parser,
+    add_tokenizer_arg,
+    open_tokenizer as _open_tokenizer,
+    positive_int as _positive_int,
+    print_json,
+    tokenizer_label,
+)
+
+
+def active_backend() -> str:
+    """``"native"`` or ``"python"``: the code path encoding runs on now.
+
+    :func:`tokenforge.backend` where the library has it; otherwise the same answer
+    from :mod:`tokenforge._native` (the compiled core, unless it is missing or
+    ``TOKENFORGE_BACKEND=python``)."""
+    import tokenforge
+
+    backend = getattr(tokenforge, "backend", None)
+    if callable(backend):
+        return str(backend())
+    from .. import _native
+
+    return "python" if _native.core() is None else "native"
 
 
 def cmd_info(args: argparse.Namespace) -> int:
     from ..formats.native import PARTS, part_hash
 
+    if getattr(args, "backend", False):
+        name = active_backend()
+        if args.json:
+            print_json({"backend": name})
+        else:
+            print(name)
+        return 0
     tok = _open_tokenizer(args.tokenizer)
     if getattr(args, "accounting", False):
         return accounting_main(tok, args)
@@ -25,7 +55,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     merges = getattr(tok.model, "merges", None)
     pre = tok.pre_tokenizer
     info = {
-        "name": tok.name,
+        "name": tok.name or tokenizer_label(args.tokenizer, tok),
         "model": type(tok.model).__name__,
         "plan": tok.plan,
         "tokens": len(tok),
@@ -45,13 +75,13 @@ def cmd_info(args: argparse.Namespace) -> int:
     if args.json:
         print_json(info, indent=2)
         return 0
-    print(f"name            {info['name']}")
+    print(f"name            {info['name'] or '(unnamed)'}")
     print(f"model           {info['model']} (plan: {tok.plan})")
-    print(f"tokens          {info['tokens']} ({info['model_tokens']} in the model, {len(info['added_tokens'])} added, "
-          f"{len(tok.special_tokens)} special)")
-    print(f"n_vocab         {info['n_vocab']} (largest id + 1)")
+    print(f"tokens          {info['tokens']:,} ({info['model_tokens']:,} in the model, {len(info['added_tokens']):,} added, "
+          f"{len(tok.special_tokens):,} special)")
+    print(f"n_vocab         {info['n_vocab']:,} (largest id + 1)")
     if info["merges"] is not None:
-        print(f"merges          {info['merges']}")
+        print(f"merges          {info['merges']:,}")
     if info["pattern"] is not None:
         print(f"pattern         {info['pattern_name'] or 'custom'}: {info['pattern']}")
     for part in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
@@ -71,9 +101,10 @@ def register_accounting_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--pad-to", type=_positive_int, default=1, metavar="N",
                    help="pad embedding rows to a multiple of N (default 1: no padding)")
     g.add_argument("--d-model", type=_positive_int, default=None, metavar="D",
-                   help="hidden size: also print the embedding parameter count")
+                   help="hidden size: also print the embedding parameter count (default: none, not printed)")
     g.add_argument("--untied", action="store_true",
-                   help="input and output embeddings are separate: 2·V·d parameters instead of V·d")
+                   help="input and output embeddings are separate: 2·V·d parameters instead of V·d "
+                        "(default: tied, V·d)")
 
 
 def accounting_main(tok: Any, args: argparse.Namespace) -> int:
@@ -98,7 +129,7 @@ def specials_main(tok: Any, args: argparse.Namespace) -> int:
         return 0
     print(f"{'token':<28} {'id':>8}  {'defined as':<15} in text")
     for r in rows:
-        what = {"guarded": "raises unless allowed_special names it", "text": "ordinary text",
+        what = {"guarded": "an error unless encode --allowed-special names it", "text": "ordinary text",
                 "REACHABLE": f"REACHABLE: plain text gives {list(r.ids_from_text)}"}[r.in_text]
         print(f"{r.token:<28} {r.id:>8}  {r.source:<15} {what}")
     reachable = sum(r.in_text == "REACHABLE" for r in rows)
@@ -107,10 +138,19 @@ def specials_main(tok: Any, args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    i = sub.add_parser("info", help="vocab size, specials, pattern and hashes")
-    i.add_argument("--tokenizer", "-t", default=DEFAULT_TOKENIZER, help="encoding name or tokenizer file")
-    i.add_argument("--json", action="store_true")
+    i = add_parser(sub, "info", help="vocab size, specials, pattern and hashes", examples=[
+        "tokenforge info -t o200k",
+        "tokenforge info -t gpt-4 --json",
+        "tokenforge info -t tokenizer.json --specials",
+        "tokenforge info -t cl100k --accounting --pad-to 128 --d-model 4096",
+        "tokenforge info --backend            # native or python",
+    ])
+    add_tokenizer_arg(i)
+    i.add_argument("--json", action="store_true", help="print JSON")
     i.add_argument("--specials", action="store_true",
                    help="list the control tokens ([CLS], <s>, <|endoftext|>, ...) and whether plain text can produce them")
+    i.add_argument("--backend", action="store_true",
+                   help="print only the active backend: native (the compiled core) or python "
+                        "(the reference code; TOKENFORGE_BACKEND=python forces it)")
     i.set_defaults(func=cmd_info)
     register_accounting_args(i)  # --accounting --pad-to N --d-model D --untied
