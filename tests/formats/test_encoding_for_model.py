@@ -38,3 +38,20 @@ def test_every_model_tiktoken_knows_has_its_encoding():
     for name in NAMES + ["gpt-oss-20b", "gpt-oss-120b"]:
         assert tokenforge.encoding_for_model(name).name == tokenforge.encoding_name_for_model(name)
     assert tokenforge.encoding_for_model("gpt-oss-20b").special_tokens["<|call|>"] == 200012
+
+
+@pytest.mark.parametrize("spec, name", [("cl100k", "cl100k_base"), ("O200K", "o200k_base"), ("gpt-4o", "o200k_base"),
+                                         ("gpt-4", "cl100k_base"), ("text-embedding-3-small", "cl100k_base"),
+                                         ("cl100k-base", "cl100k_base")])
+def test_open_tokenizer_takes_what_people_type(spec, name):
+    from tokenforge.io import open_tokenizer
+
+    assert open_tokenizer(spec).name == name
+
+
+def test_open_tokenizer_unknown_name_lists_the_known_ones():
+    from tokenforge.errors import UnknownEncodingError
+    from tokenforge.io import open_tokenizer
+
+    with pytest.raises(UnknownEncodingError, match=r"unknown tokenizer 'cl100kk' \(did you mean cl100k\?\).*o200k_base"):
+        open_tokenizer("cl100kk")

@@ -69,6 +69,17 @@ DEFAULT_TRAIN_VOCAB = 4096
 
 
 # ------------------------------------------------------------------ inputs
+def _read_exact(p: Path) -> str:
+    """A UTF-8 text file as given: ``Path.read_text`` would turn CR LF into LF, and the
+    byte counts are of the file's bytes."""
+    data = p.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise FileFormatError(f"not valid UTF-8 at byte {exc.start} ({exc.reason})", path=str(p), line=line) from None
+
+
 def read_parallel_tsv(path: str | os.PathLike) -> dict[str, str]:
     """``{lang: text}`` from a tab-separated file with ``lang`` and ``text`` columns.
 
@@ -76,10 +87,7 @@ def read_parallel_tsv(path: str | os.PathLike) -> dict[str, str]:
     keep the order of their first row.
     """
     p = Path(path)
-    try:
-        raw = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise FileFormatError(f"not UTF-8: {exc}", path=str(p)) from None
+    raw = _read_exact(p)
     reader = csv.reader(io.StringIO(raw, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE)
     header = next(reader, None)
     if header is None or "lang" not in header or "text" not in header:
@@ -128,10 +136,7 @@ def _load_texts(texts: Mapping[str, str] | Sequence[str | os.PathLike] | None) -
             for lang, text in read_parallel_tsv(p).items():
                 out[lang if lang not in out else f"{p.stem}:{lang}"] = text
             continue
-        try:
-            text = p.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise FileFormatError(f"not UTF-8: {exc}", path=str(p)) from None
+        text = _read_exact(p)
         label = p.stem if p.stem not in out else str(p)
         out[label] = text
     return out, ", ".join(str(f) for f in texts)

@@ -59,73 +59,7 @@ def add_input_errors_arg(p: argparse.ArgumentParser) -> None:
 
 
 # ------------------------------------------------------------------ -t/--tokenizer
-_PATH_SUFFIXES = (".json", ".model", ".tiktoken", ".txt", ".gguf", ".bpe", ".vocab", ".bin", ".gz")
-
-
-def _short_forms() -> dict[str, str]:
-    """``{"cl100k": "cl100k_base", ...}``: each ``*_base`` encoding without its suffix."""
-    from ..encodings import ENCODINGS
-
-    return {n[: -len("_base")]: n for n in ENCODINGS if n.endswith("_base")}
-
-
-def _looks_like_path(spec: str) -> bool:
-    seps = tuple(s for s in (os.sep, os.altsep, "/") if s)
-    return (any(s in spec for s in seps) or spec.startswith((".", "~"))
-            or spec.lower().endswith(_PATH_SUFFIXES))
-
-
-def known_tokenizer_names() -> str:
-    """The names ``-t`` accepts, for error messages."""
-    from ..encodings import ENCODINGS, MODEL_TO_ENCODING
-
-    short = ", ".join(_short_forms())
-    models = ", ".join(m for m in MODEL_TO_ENCODING if m not in ENCODINGS)
-    return (f"encodings: {', '.join(ENCODINGS)}; short forms: {short}; models: {models} "
-            "(and dated or fine-tuned versions such as gpt-4o-2024-08-06)")
-
-
-def resolve_tokenizer(spec: str) -> str:
-    """What ``-t SPEC`` names, as an encoding name or a path, for every command.
-
-    In order: an encoding name (``cl100k_base``); an existing file or folder; an encoding
-    name in another case or with ``-`` for ``_``; a short form (``cl100k``); an OpenAI model
-    name (``gpt-4o`` gives ``o200k_base``, tiktoken's ``encoding_for_model`` table);
-    something that looks like a path (kept, so that loading it says what is missing).
-    Anything else raises :class:`~tokenforge.UnknownEncodingError` listing the known names.
-    """
-    from ..encodings import ENCODINGS, MODEL_TO_ENCODING, encoding_name_for_model
-    from ..errors import UnknownEncodingError
-
-    if spec in ENCODINGS:
-        return spec
-    if spec and os.path.exists(spec):
-        return spec
-    key = spec.strip().lower()
-    short = _short_forms()
-    for k in (key, key.replace("-", "_")):
-        if k in ENCODINGS:
-            return k
-        if k in short:
-            return short[k]
-    try:
-        name = encoding_name_for_model(key)
-    except UnknownEncodingError:
-        pass
-    else:
-        if name in ENCODINGS:
-            return name
-    if spec and _looks_like_path(spec):
-        return spec
-    import difflib
-
-    names = [*ENCODINGS, *short, *MODEL_TO_ENCODING]
-    close = difflib.get_close_matches(key, names, n=1)
-    hint = f" (did you mean {close[0]}?)" if close else ""
-    raise UnknownEncodingError(
-        f"unknown tokenizer {spec!r}{hint}: no such file or folder, and not a known name; "
-        f"-t takes a file, a folder, or one of the {known_tokenizer_names()}"
-    )
+from ..io import known_tokenizer_names, resolve_tokenizer  # noqa: E402  (re-exported for the commands)
 
 
 def open_tokenizer(spec: Any) -> Any:
