@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from ._common import DEFAULT_TOKENIZER, positive_int, print_json, write_lines
+from ._common import add_parser, add_tokenizer_arg, positive_int, print_json, write_lines
 
 
 def _inputs(args: argparse.Namespace) -> list[str]:
@@ -117,7 +117,7 @@ def format_count(report: Any) -> list[str]:
 def _common(p: Any, tokenizer_required: bool = False) -> None:
     p.add_argument("inputs", nargs="*", help="text, .jsonl[.gz|.zst] or .parquet files, folders, globs, or '-' for "
                    "stdin (default: the multilingual corpus embedded in the package, one document per file)")
-    p.add_argument("--tokenizer", "-t", default=DEFAULT_TOKENIZER, help="encoding name, tokenizer file or folder")
+    add_tokenizer_arg(p)
     p.add_argument("--workers", "-j", type=positive_int, default=None, help="parallel workers (default: every core)")
     p.add_argument("--engine", choices=["local", "ray"], default="local",
                    help="local: threads/processes on this machine; ray: a Ray cluster (pip install 'tokenforge[ray]')")
@@ -137,11 +137,16 @@ def _common(p: Any, tokenizer_required: bool = False) -> None:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "prepare", help="turn a corpus into uint16/uint32 token shards for LM training",
+    p = add_parser(
+        sub, "prepare", help="turn a corpus into uint16/uint32 token shards for LM training",
         description="Encode every document of a corpus and write flat little-endian token shards "
                     "(np.memmap-readable), document offsets and index.json. Special-token strings in the text "
                     "are read as text; separators are added by the tokenizer's convention.",
+        examples=[
+            "tokenforge prepare -o out/                         # the embedded corpus, cl100k_base",
+            "tokenforge prepare stories.txt --split-on '\n<|endoftext|>\n' -t gpt2 -o data/ --val-fraction 0.01",
+            "tokenforge prepare 'shards/*.jsonl.zst' --text-field content -t o200k -o data/ --resume",
+        ],
     )
     _common(p)
     p.add_argument("--out", "-o", required=True, help="output folder")
@@ -156,7 +161,10 @@ def register(sub: Any) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace what a previous run wrote in --out")
     p.set_defaults(func=cmd_prepare)
 
-    c = sub.add_parser("count", help="count the tokens of a corpus, per input and in total",
-                       description="Read and encode a corpus as prepare does (no separators) and count tokens.")
+    c = add_parser(sub, "count", help="count the tokens of a corpus, per input and in total",
+                   description="Read and encode a corpus as prepare does (no separators) and count tokens.",
+                   examples=["tokenforge count README.md -t gpt-4o",
+                             "tokenforge count 'data/*.jsonl.gz' -t cl100k --json",
+                             "cat notes.txt | tokenforge count - -t o200k"])
     _common(c)
     c.set_defaults(func=cmd_count)

@@ -9,7 +9,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from ._common import DEFAULT_OUT, print_json
+from ._common import DEFAULT_OUT, add_parser, print_json
 
 _UNSHOWN = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
 
@@ -229,14 +229,25 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    t = sub.add_parser("train", help="train a tokenizer (default: byte-level BPE on the embedded corpus)")
+    t = add_parser(
+        sub, "train", help="train a tokenizer (default: byte-level BPE on the embedded corpus)",
+        examples=[
+            "tokenforge train                                   # byte-level BPE, 4096 tokens, embedded corpus",
+            "tokenforge train corpus.txt --vocab-size 32000 --pattern o200k --special '<|endoftext|>' --out tok.json",
+            "tokenforge train corpus.txt --model unigram --vocab-size 8000 --out spm.model",
+            "tokenforge train corpus.txt --model wordpiece --vocab-size 30000 --out vocab.txt",
+        ],
+    )
     t.add_argument("files", nargs="*", help="UTF-8 text files (default: the embedded multilingual corpus)")
     t.add_argument("--model", default="bpe", choices=["bpe", "wordpiece", "unigram", "spm-bpe"],
                    help="bpe: byte-level BPE (GPT style, default); wordpiece: BERT; unigram: SentencePiece "
                         "Unigram (writes a .model); spm-bpe: SentencePiece BPE with byte fallback (Llama 2 style)")
     t.add_argument("--byte-fallback", dest="byte_fallback", action="store_true", default=None,
-                   help="unigram/spm-bpe: add <0xXX> pieces for characters outside the vocabulary")
-    t.add_argument("--no-byte-fallback", dest="byte_fallback", action="store_false")
+                   help="unigram/spm-bpe: add <0xXX> pieces for characters outside the vocabulary "
+                        "(default: on for spm-bpe, off for unigram)")
+    t.add_argument("--no-byte-fallback", dest="byte_fallback", action="store_false",
+                   help="no <0xXX> pieces: characters outside the vocabulary become the unknown piece "
+                        "(default: see --byte-fallback)")
     t.add_argument("--vocab-size", type=int, default=4096, help="total vocab size incl. 256 bytes and specials (default 4096)")
     t.add_argument("--special", action="append", default=None, metavar="TOKEN",
                    help="special token, repeatable (default: <|endoftext|>)")
