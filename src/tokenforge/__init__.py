@@ -44,6 +44,7 @@ from .presets import (
 # ``get_encoding`` do not pay for file formats, trainers or the other models.
 # Each name maps to the module it comes from, relative to this package.
 _LAZY: dict[str, str] = {
+    "backend": "._native",
     "count": ".prepare",
     "open_tokens": ".prepare",
     "load": ".io",
@@ -115,6 +116,7 @@ __all__ = [
     "UnknownModelError",
     "UnknownTokenError",
     "WordPiece",
+    "backend",
     "bert_wordpiece",
     "count",
     "encoding_for_model",

@@ -216,7 +216,7 @@ def read_bytes(path: str | os.PathLike) -> bytes:
         with open(path, "rb") as f:
             info = os.fstat(f.fileno())
             if stat.S_ISDIR(info.st_mode):
-                raise IsADirectoryError
+                raise TokenizerFileNotFoundError(f"{path}: is a directory, expected a file")
             if stat.S_ISREG(info.st_mode):
                 limits.check_file_size(info.st_size, path)
                 return f.read()
@@ -228,6 +228,8 @@ def read_bytes(path: str | os.PathLike) -> bytes:
                 if size > limit:
                     limits.check_file_size(size, path)
             return b"".join(chunks)
+    except TokenizerFileNotFoundError:
+        raise
     except FileNotFoundError:
         raise TokenizerFileNotFoundError(f"{path}: no such file") from None
     except IsADirectoryError:

@@ -44,7 +44,9 @@ def mode(value: str) -> Iterator[None]:
     ``--progress`` is ``"always"``, ``--quiet`` ``"never"``)."""
     global _mode
     if value not in MODES:
-        raise ValueError(f"progress mode must be one of {', '.join(MODES)}, not {value!r}")
+        from .errors import InvalidArgumentError
+
+        raise InvalidArgumentError(f"progress mode must be one of {', '.join(MODES)}, not {value!r}")
     old, _mode = _mode, value
     try:
         yield

@@ -28,7 +28,6 @@ BUILTIN_EXCEPTIONS = frozenset(
 ALLOWED = {
     ("NormalizedText.__setattr__", "AttributeError"): "immutability: Python's protocol for a read-only attribute",
     ("explain", "AssertionError"): "internal invariant (the re-run pipeline is the tokenizer); a bug, not a user error",
-    ("cmd_explain", "SystemExit"): "the CLI's usage exit",
     ("CompareReport.row", "KeyError"): "mapping-style lookup of a report row",
     ("decode_string", "KeyError"): "internal: a character outside GPT-2's byte alphabet; every caller catches it",
     ("ShardedIds.__getitem__", "IndexError"): "sequence protocol: an array index out of range, as numpy raises it",
