@@ -85,7 +85,8 @@ EOF
 }
 
 # 1. sdist -> wheel -> install
-if "$PYTHON" -c "import build" 2>/dev/null; then
+# (from $WORK: in a checkout, a build/ folder of an earlier build would pass for the package)
+if (cd "$WORK" && "$PYTHON" -c "import build.__main__") 2>/dev/null; then
     BUILD_PY="$PYTHON"
 else
     step "installing build into a tool venv"
@@ -95,7 +96,7 @@ else
 fi
 step "building the sdist, then a wheel from it"
 # TOKENFORGE_REQUIRE_NATIVE: here a compile error must fail, not fall back
-TOKENFORGE_REQUIRE_NATIVE=1 "$BUILD_PY" -m build --outdir "$WORK/dist" "$WORK/src" >"$WORK/build.log" 2>&1 ||
+(cd "$WORK" && TOKENFORGE_REQUIRE_NATIVE=1 "$BUILD_PY" -m build --outdir "$WORK/dist" "$WORK/src") >"$WORK/build.log" 2>&1 ||
     { tail -n 40 "$WORK/build.log"; fail "python -m build (log above)"; }
 SDIST=("$WORK"/dist/tokenforge-*.tar.gz)
 WHEEL=("$WORK"/dist/tokenforge-*.whl)
