@@ -58,6 +58,7 @@ __all__ = [
     "CompareRow",
     "compare",
     "plot",
+    "plot_figure",
     "read_parallel_tsv",
     "resolve_tokenizer",
     "udhr_sample",
@@ -386,39 +387,185 @@ def compare(
 
 
 # ------------------------------------------------------------------ chart
-def plot(report: CompareReport, path: str | os.PathLike, *, title: str | None = None) -> Path:
-    """Save a grouped bar chart of UTF-8 bytes/token: one group per text, one bar per tokenizer.
+PLOT_METRIC = "Bytes per token"
+_LABEL_FONT = 9.0  # points, category and value labels are sized from this
+_WRAP = 26  # characters per line of a long category label
+_MAX_LINES = 3
 
-    Needs matplotlib (``pip install 'tokenforge[plot]'``); the format follows
-    the file suffix (``.png``, ``.svg``, ``.pdf``). Returns the path written.
+
+def _wrap_label(s: str, width: int = _WRAP, max_lines: int = _MAX_LINES) -> str:
+    """Break a long label (file names have no spaces) after ``_ - . space /`` into lines of <= ``width``.
+
+    Labels that would need more than ``max_lines`` lines keep their start and end around an ellipsis,
+    so files that differ only at the end stay distinguishable.
+    """
+    lines: list[str] = []
+    cur = ""
+    token = ""
+    for ch in s + "\0":
+        if ch != "\0":
+            token += ch
+        if ch in "_-. /\\\0" and token:
+            while len(token) > width:  # a run without separators: cut it
+                if cur:
+                    lines.append(cur)
+                    cur = ""
+                lines.append(token[:width])
+                token = token[width:]
+            if len(cur) + len(token) > width:
+                lines.append(cur)
+                cur = ""
+            cur += token
+            token = ""
+    if cur:
+        lines.append(cur)
+    lines = [line for line in lines if line.strip()]
+    if len(lines) > max_lines:
+        lines = lines[: max_lines - 1] + ["…" + s[len(s) - (width - 1):]]
+    return "\n".join(lines) or s
+
+
+def _shorten(s: str, n: int) -> str:
+    return s if len(s) <= n else s[: max(1, n - 1)].rstrip(", ") + "…"
+
+
+def _boxes_overlap(boxes: list[Any]) -> bool:
+    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+def plot_figure(report: CompareReport, *, title: str | None = None, dpi: float | None = None) -> Any:
+    """Draw the bytes/token chart of ``report`` and return the :class:`matplotlib.figure.Figure`.
+
+    One group per text, one bar per tokenizer. Short category labels (languages)
+    get vertical bars; long ones (file names) or many texts get horizontal bars
+    with labels wrapped at ``_ - .``. The figure grows with the number of texts
+    and tokenizers, the legend sits to the right of the axes (inside the figure,
+    never over the bars), and values are written on the bars only where the
+    number fits. The figure is not registered with pyplot: nothing is shown and
+    the matplotlib backend is left as it is. ``dpi`` defaults to 150 (less for
+    very tall charts). Needs matplotlib.
     """
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib  # noqa: F401  (first: a missing or blocked package fails here)
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
     except ImportError:
         raise MissingDependencyError(
             "tokenforge.analysis.plot needs matplotlib: pip install 'tokenforge[plot]' (or pip install matplotlib)"
         ) from None
     texts, toks = list(report.texts), list(report.tokenizers)
-    n = max(1, len(toks))
-    width = 0.8 / n
-    fig, ax = plt.subplots(figsize=(min(12.0, max(6.0, 1.5 + 0.6 * len(texts))), 4.5), dpi=150)
+    n_texts, n_toks = max(1, len(texts)), max(1, len(toks))
+    longest = max((len(t) for t in texts), default=0)
+    legend_w = 0.9 + 0.075 * max((len(t) for t in toks), default=8)
+    # Vertical bars for short labels (languages) while the chart stays under 16 in wide; else horizontal.
+    group = max(0.16 * n_toks + 0.22, 0.075 * longest + 0.3)  # inches per text
+    size = (max(6.0, 1.4 + legend_w + group * n_texts), 4.8)
+    horizontal = longest > 12 or size[0] > 16.0
+    labels = [_wrap_label(t) for t in texts] if horizontal else texts
+    if horizontal:
+        lines = max((lab.count("\n") + 1 for lab in labels), default=1)
+        group = max(0.17 * n_toks + 0.16, 0.155 * lines + 0.12)
+        size = (7.5 + legend_w, 1.9 + group * n_texts)
+    if dpi is None:
+        dpi = max(50, min(150, int(60000 / max(size))))  # Agg images are at most 2**16 pixels a side
+    fig = Figure(figsize=size, dpi=dpi, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+
+    metric_label = "UTF-8 bytes per token (bytes ÷ tokens)"
+    height = 0.8 / n_toks
+    colors = None
+    if n_toks > 10:
+        from matplotlib import colormaps
+
+        colors = [colormaps["tab20"](j % 20) for j in range(n_toks)]
+    value_labels = []
+    top = 0.0
     for j, tok in enumerate(toks):
-        values = [report.row(tok, t).metrics.bytes_per_token or 0.0 for t in texts]
-        xs = [i + (j - (n - 1) / 2) * width for i in range(len(texts))]
-        ax.bar(xs, values, width=width, label=tok)
-    ax.set_xticks(range(len(texts)))
-    ax.set_xticklabels(texts)
-    ax.set_ylabel("UTF-8 bytes per token (higher: fewer tokens)")
-    ax.set_xlabel("text")
-    ax.set_title(title or f"UTF-8 bytes per token — {report.source}")
-    ax.grid(axis="y", alpha=0.3)
+        raw = [report.row(tok, t).metrics.bytes_per_token for t in texts]
+        values = [v or 0.0 for v in raw]
+        top = max([top] + values)
+        pos = [i + (j - (n_toks - 1) / 2) * height for i in range(len(texts))]
+        kw = {"label": tok}
+        if colors:
+            kw["color"] = colors[j]
+        bars = (ax.barh(pos, values, height=height, **kw) if horizontal
+                else ax.bar(pos, values, width=height, **kw))
+        value_labels.append((bars, ax.bar_label(bars, labels=[_fmt(v) for v in raw], padding=2,
+                                                fontsize=_LABEL_FONT - 1.5, rotation=0 if horizontal else 90)))
+    top = top or 1.0
+    if horizontal:
+        ax.set_yticks(range(len(texts)))
+        ax.set_yticklabels(labels, fontsize=_LABEL_FONT)
+        ax.set_ylim(len(texts) - 0.5, -0.5)  # first text at the top, bars in legend order
+        ax.set_xlim(0, top * 1.12)
+        ax.set_xlabel(metric_label)
+        ax.set_ylabel("text")
+        ax.grid(axis="x", alpha=0.3)
+    else:
+        ax.set_xticks(range(len(texts)))
+        ax.set_xticklabels(labels, fontsize=_LABEL_FONT)
+        ax.set_xlim(-0.5, len(texts) - 0.5)
+        ax.set_ylim(0, top * 1.16)
+        ax.set_ylabel(metric_label)
+        ax.set_xlabel("text")
+        ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
-    ax.legend(title="tokenizer", fontsize="small")
-    fig.tight_layout()
+    ax.legend(title="tokenizer", fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0),
+              borderaxespad=0.0, frameon=False)
+
+    chars = int(size[0] * 72 / (0.55 * 9.5))  # characters of the subtitle per line
+    fig.suptitle(title or f"{PLOT_METRIC} by text (higher is better)", fontsize=12, fontweight="bold")
+    source = f"Texts: {report.source}"
+    if len(source) > chars:
+        source = _shorten(f"{len(texts)} texts: {report.source}", chars)
+    sub = [_shorten("Tokenizers: " + ", ".join(toks), chars), source]
+    ax.set_title("\n".join(sub), fontsize=9.5, color="0.3")
+
+    # Values only where they fit: drawn once to measure, then kept or removed.
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    axes_box = ax.get_window_extent(renderer)
+    fits = True
+    for bars, texts_ in value_labels:
+        for bar, text in zip(bars, texts_):
+            tb = text.get_window_extent(renderer)
+            bb = bar.get_window_extent(renderer)
+            if horizontal:
+                fits &= tb.height <= bb.height * 1.05 and tb.x1 <= axes_box.x1
+            else:
+                fits &= tb.width <= bb.width * 1.05 and tb.y1 <= axes_box.y1
+    if not fits:
+        for _, texts_ in value_labels:
+            for text in texts_:
+                text.remove()
+    # The subtitle is centred over the axes: shorten its lines until it fits inside the figure.
+    centre = ax.title.get_window_extent(renderer).x0 + ax.title.get_window_extent(renderer).width / 2
+    room = 2 * min(centre - fig.bbox.x0, fig.bbox.x1 - centre) - 8
+    for _ in range(40):
+        if ax.title.get_window_extent(renderer).width <= room:
+            break
+        sub = [_shorten(line, int(len(line) * 0.92)) if len(line) == max(map(len, sub)) else line for line in sub]
+        ax.title.set_text("\n".join(sub))
+    if not horizontal:
+        ticks = [t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_text()]
+        if _boxes_overlap(ticks):
+            for t in ax.get_xticklabels():
+                t.set_rotation(45)
+                t.set_horizontalalignment("right")
+                t.set_rotation_mode("anchor")
+    fig.canvas.draw()
+    return fig
+
+
+def plot(report: CompareReport, path: str | os.PathLike, *, title: str | None = None) -> Path:
+    """Save a grouped bar chart of UTF-8 bytes/token: one group per text, one bar per tokenizer.
+
+    Needs matplotlib (``pip install 'tokenforge[plot]'``); the format follows
+    the file suffix (``.png``, ``.svg``, ``.pdf``). Returns the path written.
+    See :func:`plot_figure` for the layout.
+    """
+    fig = plot_figure(report, title=title)
     out = Path(path)
-    fig.savefig(out)
-    plt.close(fig)
+    fig.savefig(out, bbox_inches="tight", pad_inches=0.15)
     return out
