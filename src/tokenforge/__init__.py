@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._version import __version__
 from .encodings import encoding_for_model, encoding_name_for_model, get_encoding, list_encodings
 from .errors import (
@@ -39,6 +41,18 @@ from .presets import (
     train_unigram,
     train_wordpiece,
 )
+
+if TYPE_CHECKING:  # the names bound on first use below, as type checkers should see them
+    from ._native import backend
+    from .decoders import StreamDecoder
+    from .io import convert, load, save
+    from .models.bpe import BPE, PieceBPE
+    from .models.unigram import Unigram
+    from .models.wordpiece import WordPiece
+    from .prepare import count, open_tokens
+    from .pretokenizers import PATTERNS, RegexSplit
+    from .tokenizer import AddedToken, Tokenizer
+    from .trainers.bpe import BPETrainer, TrainReport, train_bpe
 
 # Everything below is bound on first use (PEP 562), so ``import tokenforge`` and
 # ``get_encoding`` do not pay for file formats, trainers or the other models.

@@ -34,6 +34,7 @@ import hashlib
 import os
 from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import Any
 
 from ._io import check_interrupted_save, read_bytes, read_text
 from .errors import FileFormatError, TokenforgeError, TokenizerFileNotFoundError
@@ -43,7 +44,7 @@ from .tokenizer import Tokenizer
 __all__ = ["LOAD_FORMATS", "convert", "detect_format", "load", "save", "to_hf_live"]
 
 
-def detect_format(path: str | os.PathLike) -> str:
+def detect_format(path: str | os.PathLike[str]) -> str:
     """Return one of :data:`LOAD_FORMATS` for ``path``."""
     p = Path(path)
     if p.is_dir():
@@ -124,7 +125,7 @@ def _gpt2_paths(path: Path) -> tuple[Path, Path]:
 
 
 def load(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     pattern: str | None = None,
     special_tokens: Collection[str] | Mapping[str, int] | None = None,
@@ -146,7 +147,13 @@ def load(
         raise
 
 
-def _load(path, pattern, special_tokens, name, lowercase) -> Tokenizer:
+def _load(
+    path: str | os.PathLike[str],
+    pattern: str | None,
+    special_tokens: Collection[str] | Mapping[str, int] | None,
+    name: str | None,
+    lowercase: bool | None,
+) -> Tokenizer:
     from .encodings import encoding_for_hash
     from .formats.gpt2 import load_gpt2_model
     from .formats.native import load_native_dict
@@ -190,9 +197,9 @@ def _load(path, pattern, special_tokens, name, lowercase) -> Tokenizer:
     # tiktoken rank file
     if p.is_dir():
         p = p / "tokenizer.model"
-    data = read_bytes(p)
-    known = encoding_for_hash(hashlib.sha256(data).hexdigest())
-    ranks = parse_ranks(data, p)
+    raw = read_bytes(p)
+    known = encoding_for_hash(hashlib.sha256(raw).hexdigest())
+    ranks = parse_ranks(raw, p)
     if known is not None:
         pattern = pattern or known.pattern
         if special_tokens is None:
@@ -207,7 +214,7 @@ def _load(path, pattern, special_tokens, name, lowercase) -> Tokenizer:
     return Tokenizer(BPE._from_parsed_ranks(ranks), pre_tokenizer=pattern, special_tokens=specials, name=name or p.stem)
 
 
-def _load_pipeline(p: Path, fmt: str, name: str | None, lowercase: bool | None):
+def _load_pipeline(p: Path, fmt: str, name: str | None, lowercase: bool | None) -> Tokenizer:
     import json
 
     from . import presets
@@ -360,12 +367,12 @@ def open_tokenizer(spec: "str | os.PathLike[str] | Tokenizer") -> Tokenizer:
 
 def convert(
     source: "str | os.PathLike[str] | Tokenizer",
-    dest: str | os.PathLike,
+    dest: str | os.PathLike[str],
     *,
     to: str | None = None,
     allow_lossy: bool = False,
     sample: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Write a tokenizer in another format and prove the ids survive.
 
     ``source`` is anything :func:`open_tokenizer` takes; ``to`` is one of
@@ -417,7 +424,7 @@ def convert(
     else:
         back = load(dest)
     lines = (sample if sample is not None else _sample_text()).splitlines()
-    report = {"source": str(getattr(tok, "name", None) or source), "dest": os.fspath(dest), "format": fmt,
+    report: dict[str, Any] = {"source": str(getattr(tok, "name", None) or source), "dest": os.fspath(dest), "format": fmt,
               "exact": True, "lines": len(lines), "lines_differing": 0, "tokens": 0, "tokens_differing": 0,
               "example": None, "notes": notes}
     for line in lines:
@@ -446,7 +453,7 @@ def _sample_text() -> str:
     return "\n".join(lang.heldout_text() for lang in embedded_corpus())
 
 
-def _remove(path: str | os.PathLike, fmt: str) -> None:
+def _remove(path: str | os.PathLike[str], fmt: str) -> None:
     """Remove the files a conversion wrote (only those: ``path`` may be a user's folder)."""
     p = Path(path)
     names = {"gpt2": ("vocab.json", "merges.txt"), "hf": ("tokenizer.json",)}.get(fmt, ())

@@ -22,7 +22,7 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ._component import COUNT, field
 from .encoding import Encoding
@@ -157,13 +157,13 @@ def _lengths(n_a: int, n_b: int | None, t: Truncation, max_length: int) -> tuple
         return (n2, n1) if swap else (n1, n2)
     if t.strategy == "only_second" and n_b is None:
         raise InvalidArgumentError("truncation strategy only_second needs a pair of sequences")
-    target = n_a if t.strategy == "only_first" else n_b
+    target = n_a if t.strategy == "only_first" else cast(int, n_b)
     if target <= remove:
         raise InvalidArgumentError(
             f"cannot truncate to {max_length} ids with {t.strategy}: that sequence has {target} ids, "
             f"{remove} would have to go"
         )
-    return (n_a - remove, n_b) if t.strategy == "only_first" else (n_a, n_b - remove)
+    return (n_a - remove, n_b) if t.strategy == "only_first" else (n_a, cast(int, n_b) - remove)
 
 
 def _parts(n: int, keep: int, stride: int, direction: str) -> list[tuple[int, int]]:
@@ -219,7 +219,7 @@ def truncate_encodings(a: Encoding, b: Encoding | None, t: Truncation, n_added: 
     if max_length == 0:
         return _truncate(a, 0, t), None if b is None else _truncate(b, 0, t)
     keep_a, keep_b = _lengths(len(a.ids), None if b is None else len(b.ids), t, max_length)
-    return _truncate(a, keep_a, t), None if b is None else _truncate(b, keep_b, t)
+    return _truncate(a, keep_a, t), None if b is None else _truncate(b, cast(int, keep_b), t)
 
 
 def truncate_ids(a: list[int], b: list[int] | None, t: Truncation, n_added: int) -> tuple[list[int], list[int] | None]:
@@ -234,7 +234,7 @@ def truncate_ids(a: list[int], b: list[int] | None, t: Truncation, n_added: int)
             return ids
         return ids[:keep] if t.direction == "right" else ids[len(ids) - keep:]
 
-    return cut(a, keep_a), None if b is None else cut(b, keep_b)
+    return cut(a, keep_a), None if b is None else cut(b, cast(int, keep_b))
 
 
 # -- padding --------------------------------------------------------------------
@@ -244,8 +244,10 @@ def _pad_one(enc: Encoding, n: int, p: Padding) -> None:
         _pad_one(o, n, p)
     if k <= 0:
         return
-    fields = ((enc.ids, p.pad_id), (enc.tokens, p.pad_token), (enc.offsets, (0, 0)), (enc.type_ids, p.pad_type_id),
-              (enc.special_tokens_mask, 1), (enc.sequence_ids, None), (enc.attention_mask, 0), (enc.word_ids, None))
+    fields: tuple[tuple[list[Any], object], ...] = (
+        (enc.ids, p.pad_id), (enc.tokens, p.pad_token), (enc.offsets, (0, 0)), (enc.type_ids, p.pad_type_id),
+        (enc.special_tokens_mask, 1), (enc.sequence_ids, None), (enc.attention_mask, 0), (enc.word_ids, None),
+    )
     for values, fill in fields:
         if p.direction == "right":
             values.extend([fill] * k)

@@ -13,18 +13,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .progress import Progress
     from .tokenizer import Tokenizer
+    from .trainers.counting import LineCounts, LineSplitter
+
+    _Files = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
 
 BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
 def bert_wordpiece(
-    vocab: Mapping[str, int] | str | os.PathLike,
+    vocab: Mapping[str, int] | str | os.PathLike[str],
     *,
     lowercase: bool = True,
     strip_accents: bool | None = None,
@@ -80,13 +84,20 @@ def bert_wordpiece(
     )
 
 
-def _progress_bar(total: int | None, desc: str, show: bool):
+def _progress_bar(total: int | None, desc: str, show: bool) -> Progress:
     from .progress import Progress
 
     return Progress(total, desc, "B", show=None if show else False, unit_scale=True)
 
 
-def _count(files, iterator, splitter, workers, errors, show_progress):
+def _count(
+    files: _Files,
+    iterator: Iterable[str] | None,
+    splitter: LineSplitter,
+    workers: int | None,
+    errors: str,
+    show_progress: bool,
+) -> LineCounts:
     from pathlib import Path
 
     from .trainers.counting import count_lines
@@ -109,7 +120,9 @@ def _check_length(name: str, value: object, optional: bool) -> None:
         raise TrainingError(f"{name} must be {allowed}, got {value!r}")
 
 
-def _report_skipped(counts, what: str, setting: str, limit: int, followed: str, stacklevel: int) -> None:
+def _report_skipped(
+    counts: LineCounts, what: str, setting: str, limit: int | None, followed: str, stacklevel: int
+) -> None:
     """Say how many lines (or words) were left out for their length; with nothing else left
     to train on, that is the error. ``followed`` names whose rule this is."""
     import warnings
@@ -133,7 +146,7 @@ def _report_skipped(counts, what: str, setting: str, limit: int, followed: str, 
 
 
 def train_wordpiece(
-    files: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
+    files: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
     *,
     iterator: Iterable[str] | None = None,
     vocab_size: int = 30000,
@@ -205,7 +218,15 @@ def sentencepiece(
     return tokenizer_from_proto(proto, add_bos=add_bos, add_eos=add_eos, name=name, path=path)
 
 
-def _sentencepiece_counts(files, iterator, rules, workers, errors, show_progress, max_sentence_length):
+def _sentencepiece_counts(
+    files: _Files,
+    iterator: Iterable[str] | None,
+    rules: str,
+    workers: int | None,
+    errors: str,
+    show_progress: bool,
+    max_sentence_length: int,
+) -> LineCounts:
     """Count SentencePiece "words": each line normalized by ``rules`` (dummy prefix,
     whitespace clean-up, ``▁`` escaping), then cut before every ``▁``. Lines of more than
     ``max_sentence_length`` bytes are skipped, as sentencepiece's trainer skips them."""
@@ -225,7 +246,7 @@ def _sentencepiece_counts(files, iterator, rules, workers, errors, show_progress
 
 
 def train_unigram(
-    files: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
+    files: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
     *,
     iterator: Iterable[str] | None = None,
     vocab_size: int = 8000,
@@ -242,7 +263,7 @@ def train_unigram(
     workers: int | None = None,
     errors: str = "strict",
     show_progress: bool = True,
-    out: str | os.PathLike | None = None,
+    out: str | os.PathLike[str] | None = None,
 ) -> Tokenizer:
     """Train a SentencePiece-style Unigram tokenizer (seed pieces from frequent
     substrings, EM with forward–backward counts, likelihood pruning).
@@ -263,7 +284,7 @@ def train_unigram(
     if out is not None:
         check_output_path(out, "sentencepiece")
     counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress, max_sentence_length)
-    settings = dict(character_coverage=character_coverage, byte_fallback=byte_fallback, split_digits=split_digits,
+    settings: dict[str, Any] = dict(character_coverage=character_coverage, byte_fallback=byte_fallback, split_digits=split_digits,
                     max_piece_length=max_piece_length)
     trainer = UnigramTrainer(
         vocab_size=vocab_size, special_tokens=tuple(special_tokens), unk_token=unk_token,
@@ -271,13 +292,13 @@ def train_unigram(
     )
     model = trainer.train_from_counts(counts)
     proto = build_model_proto(
-        model.pieces, model.scores, model.types, model_type=ModelType.UNIGRAM, normalization=normalization,
+        model.pieces, model.scores, cast("Sequence[int]", model.types), model_type=ModelType.UNIGRAM, normalization=normalization,
         trainer_settings={**settings, "max_sentence_length": max_sentence_length},
     )
     return _finish_sentencepiece(proto, out, "unigram")
 
 
-def _finish_sentencepiece(proto: Any, out: str | os.PathLike | None, default_name: str) -> Tokenizer:
+def _finish_sentencepiece(proto: Any, out: str | os.PathLike[str] | None, default_name: str) -> Tokenizer:
     """Write the trained model's ``.model`` file (when asked) and load it as a pipeline."""
     from .sentencepiece.proto import write_model
 
@@ -287,7 +308,7 @@ def _finish_sentencepiece(proto: Any, out: str | os.PathLike | None, default_nam
 
 
 def train_sentencepiece_bpe(
-    files: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
+    files: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
     *,
     iterator: Iterable[str] | None = None,
     vocab_size: int = 8000,
@@ -302,7 +323,7 @@ def train_sentencepiece_bpe(
     workers: int | None = None,
     errors: str = "strict",
     show_progress: bool = True,
-    out: str | os.PathLike | None = None,
+    out: str | os.PathLike[str] | None = None,
 ) -> Tokenizer:
     """Train a Llama-2/Mistral-style SentencePiece BPE tokenizer: ``▁`` words,
     merges by frequency (scored by order), byte fallback for rare characters.
@@ -315,7 +336,7 @@ def train_sentencepiece_bpe(
     if out is not None:
         check_output_path(out, "sentencepiece")
     counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress, max_sentence_length)
-    settings = dict(character_coverage=character_coverage, byte_fallback=byte_fallback, split_digits=split_digits,
+    settings: dict[str, Any] = dict(character_coverage=character_coverage, byte_fallback=byte_fallback, split_digits=split_digits,
                     max_piece_length=max_piece_length)
     trainer = SentencePieceBPETrainer(
         vocab_size=vocab_size, special_tokens=tuple(special_tokens), unk_token=unk_token,

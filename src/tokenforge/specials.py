@@ -18,10 +18,10 @@ wins over ``<|endoftext|>`` when both are registered.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Literal, Union
+from typing import Literal, Union, cast
 
 import regex
 
@@ -101,7 +101,7 @@ class SpecialTokens:
                 f"{arg} must be 'all' or a collection of special-token strings, got the str {value!r}"
             )
         try:
-            chosen = frozenset(value)  # type: ignore[arg-type]
+            chosen = frozenset(cast("Iterable[str]", value))
         except TypeError:
             raise SpecialTokenError(f"{arg} must be 'all' or a collection of strings, got {value!r}") from None
         for t in chosen:
@@ -117,7 +117,8 @@ class SpecialTokens:
         """Raise if ``text`` contains the string of a disallowed special token."""
         if not contains_any(text, disallowed):
             return
-        m = cached_special_regex(disallowed).search(text)
+        pattern = cached_special_regex(disallowed)
+        m = pattern.search(text) if pattern is not None else None
         if m is not None:
             raise SpecialTokenError(
                 f"the text contains the special token {m.group()!r} at character {m.start()}. "
@@ -159,7 +160,7 @@ class SpecialTokens:
 _SEP = "\x00"
 
 
-def check_special_list(special_tokens, reserved: Collection[str] = ()) -> list[str]:
+def check_special_list(special_tokens: Iterable[str], reserved: Collection[str] = ()) -> list[str]:
     """Validate a trainer's ``special_tokens``: non-empty strings, none listed twice
     (nor equal to one of ``reserved``, e.g. the unknown token). Returns them as a list."""
     if isinstance(special_tokens, str):
@@ -185,11 +186,12 @@ def cached_special_regex(tokens: frozenset[str]) -> "regex.Pattern[str] | None":
 FEW_STRINGS = 16
 
 
-def contains_any(text: str, strings: frozenset[str] | tuple[str, ...] | dict) -> bool:
+def contains_any(text: str, strings: frozenset[str] | tuple[str, ...] | Mapping[str, object]) -> bool:
     """Does ``text`` hold one of ``strings``? A handful of substring searches (memchr-fast)
     beat one regex scan; many strings take the cached alternation."""
     if not strings:
         return False
     if len(strings) <= FEW_STRINGS:
         return any(s in text for s in strings)
-    return cached_special_regex(frozenset(strings)).search(text) is not None
+    pattern = cached_special_regex(frozenset(strings))
+    return pattern is not None and pattern.search(text) is not None

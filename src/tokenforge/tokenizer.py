@@ -45,7 +45,7 @@ import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import regex
 
@@ -73,6 +73,14 @@ from .postprocessors import PostProcessor, post_processor_from_dict
 from .pretokenizers import WHITESPACE, Piece, PreTokenizer, RegexSplit, pre_tokenizer_from_dict
 from .padding import Padding, Truncation, pad_encodings, pad_ids, truncate_encodings, truncate_ids
 from .specials import SpecialPolicy, SpecialTokens, cached_special_regex, contains_any
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import tiktoken  # type: ignore[import-not-found, unused-ignore]
+    import tokenizers  # type: ignore[import-not-found, unused-ignore]
+
+_T = TypeVar("_T")
 
 #: ``encode_iterable`` keeps this many trailing pieces back until more text arrives.
 _HOLD_PIECES = 2
@@ -403,7 +411,7 @@ class Tokenizer:
             return template.render(messages, add_generation_prompt=add_generation_prompt)
         return template.render_text(messages, add_generation_prompt=add_generation_prompt)
 
-    def save_pretrained(self, directory: str | os.PathLike) -> None:
+    def save_pretrained(self, directory: str | os.PathLike[str]) -> None:
         """Write a ``transformers`` folder: ``tokenizer.json``, ``tokenizer_config.json`` and
         ``special_tokens_map.json``, so that ``AutoTokenizer.from_pretrained(directory)``
         gives the same ids (the same as ``save(directory, format="transformers")``)."""
@@ -428,7 +436,7 @@ class Tokenizer:
         no truncation). Tokenizers are immutable, so this returns a new one (sharing the
         vocabulary tables). ``strategy``: ``longest_first``, ``only_first``, ``only_second``."""
         t = None if max_length is None else Truncation(max_length, stride, strategy, direction)
-        if t is not None and stride:
+        if t is not None and max_length is not None and stride:
             effective = max_length - (self._post.added_tokens(False) if self._post is not None else 0)
             if 0 <= effective < stride:  # the check HF's enable_truncation makes
                 raise InvalidArgumentError(
@@ -497,7 +505,7 @@ class Tokenizer:
         if isinstance(self._plan, _plans.RankBPEPlan):
             return self._plan.ranks_model
         if self._is_byte_level_pieces():
-            ranks = BPE.from_byte_level_pieces(self._model, frozenset(self._added_by_id))
+            ranks = BPE.from_byte_level_pieces(cast(PieceBPE, self._model), frozenset(self._added_by_id))
             if ranks is not None:
                 return ranks
         raise FileFormatError(
@@ -801,7 +809,7 @@ class Tokenizer:
                 covered = 0
                 for i in ids:
                     seq.append(i)
-                    covered += len(token_len(i))
+                    covered += len(cast(bytes, token_len(i)))
                     if covered >= len(unstable):
                         break
                 completions.add(tuple(seq))
@@ -849,7 +857,8 @@ class Tokenizer:
         """Ids of ``data`` merged as one piece (the native rank merge where there is one)."""
         core = getattr(self._plan, "core", None)
         if core is not None:
-            return core.encode_piece(data)
+            ids: list[int] = core.encode_piece(data)
+            return ids
         return self.rank_model().encode_bytes(data)
 
     def encode_batch(
@@ -904,7 +913,7 @@ class Tokenizer:
         allowed_special: SpecialPolicy = frozenset(),
         disallowed_special: SpecialPolicy = "all",
         add_special_tokens: bool = True,
-    ):
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
         """Encode many texts into one flat ``uint32`` array plus ``int64`` offsets:
         text ``k`` is ``ids[offsets[k]:offsets[k + 1]]``. No Python object is made per
         token where the plan is native, so this is the fastest way to encode a corpus.
@@ -916,14 +925,14 @@ class Tokenizer:
         """
         import numpy as np
 
-        texts, allowed, disallowed = self._batch_args("encode_batch_to_numpy", texts, allowed_special, disallowed_special)
+        batch, allowed, disallowed = self._batch_args("encode_batch_to_numpy", texts, allowed_special, disallowed_special)
         n = default_threads(num_threads)
-        if self._ids_as_encoded and self._batch_is_plain(texts, allowed):
+        if self._ids_as_encoded and self._batch_is_plain(batch, allowed):
             try:
-                return self._plan.encode_flat(texts, n)
+                return self._plan.encode_flat(batch, n)
             except UnicodeEncodeError:
-                return self._plan.encode_flat([_fix_surrogates(t) for t in texts], n)
-        lists = self.encode_batch(texts, num_threads=n, allowed_special=allowed, disallowed_special=disallowed,
+                return self._plan.encode_flat([_fix_surrogates(t) for t in batch], n)
+        lists = self.encode_batch(batch, num_threads=n, allowed_special=allowed, disallowed_special=disallowed,
                                   add_special_tokens=add_special_tokens)
         offsets = np.zeros(len(lists) + 1, dtype=np.int64)
         if lists:
@@ -931,15 +940,37 @@ class Tokenizer:
         ids = np.fromiter((i for x in lists for i in x), dtype=np.uint32, count=int(offsets[-1]))
         return ids, offsets
 
+    @overload
     def encode_to_numpy(
         self,
         text: str,
         *,
-        dtype: str = "uint32",
+        dtype: Literal["uint32"] = "uint32",
         allowed_special: SpecialPolicy = frozenset(),
         disallowed_special: SpecialPolicy = "all",
         add_special_tokens: bool = True,
-    ):
+    ) -> npt.NDArray[np.uint32]: ...
+
+    @overload
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        dtype: Literal["uint16"],
+        allowed_special: SpecialPolicy = frozenset(),
+        disallowed_special: SpecialPolicy = "all",
+        add_special_tokens: bool = True,
+    ) -> npt.NDArray[np.uint16]: ...
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        dtype: Literal["uint32", "uint16"] = "uint32",
+        allowed_special: SpecialPolicy = frozenset(),
+        disallowed_special: SpecialPolicy = "all",
+        add_special_tokens: bool = True,
+    ) -> npt.NDArray[np.uint32] | npt.NDArray[np.uint16]:
         """Encode to a numpy array (``uint32``, or ``uint16`` when every id fits),
         skipping the Python list where the plan is native."""
         import numpy as np
@@ -955,6 +986,7 @@ class Tokenizer:
         if self._ids_as_encoded and self._batch_is_plain([text], allowed):
             if disallowed:
                 self._specials.check(text, disallowed)
+            arr: npt.NDArray[np.uint32]
             try:
                 arr = self._plan.encode_u32(text)
             except UnicodeEncodeError:
@@ -1039,7 +1071,8 @@ class Tokenizer:
         best = 0
         seg_start = 0
         if watch:
-            for m in cached_special_regex(watch).finditer(buf):
+            pattern = cached_special_regex(watch)
+            for m in pattern.finditer(buf) if pattern is not None else ():
                 if m.start() >= limit:
                     break
                 best = m.start()
@@ -1048,7 +1081,7 @@ class Tokenizer:
                 return best
             best = seg_start
         if seg_start < limit:
-            pos = piece_cut(self._pre, buf, seg_start, limit)
+            pos = piece_cut(cast(RegexSplit, self._pre), buf, seg_start, limit)
             if pos:
                 return pos
         return best
@@ -1081,10 +1114,13 @@ class Tokenizer:
                     key=lambda x: -x[1],
                 )[:n]
             return beams
-        return self._model.nbest(pieces[0], n)
+        best: list[tuple[list[int], float]] = self._model.nbest(pieces[0], n)
+        return best
 
     # -- encoding internals ------------------------------------------------------
-    def _resolve(self, allowed_special: SpecialPolicy, disallowed_special: SpecialPolicy):
+    def _resolve(
+        self, allowed_special: SpecialPolicy, disallowed_special: SpecialPolicy
+    ) -> tuple[frozenset[str], frozenset[str]]:
         if (
             allowed_special.__class__ in _EMPTY_POLICY and disallowed_special.__class__ in _EMPTY_POLICY
             and not allowed_special and not disallowed_special
@@ -1092,13 +1128,15 @@ class Tokenizer:
             return _NOTHING, _NOTHING  # what resolve() gives, without its set arithmetic
         return self._specials.resolve(allowed_special, disallowed_special)
 
-    def _batch_args(self, method: str, texts, allowed_special, disallowed_special):
+    def _batch_args(
+        self, method: str, texts: Iterable[Any], allowed_special: SpecialPolicy, disallowed_special: SpecialPolicy
+    ) -> tuple[list[Any], frozenset[str], frozenset[str]]:
         """Validate a batch: a sequence of str (or pairs), none holding a disallowed special."""
         if isinstance(texts, str):
             raise EncodeInputError(f"{method} takes a sequence of str, not one str; use encode()")
         texts = list(texts)
         allowed, disallowed = self._resolve(allowed_special, disallowed_special)
-        flat = texts
+        flat: list[Any] = texts
         if not all(type(t) is str for t in texts):
             flat = []
             for n, t in enumerate(texts):
@@ -1113,13 +1151,15 @@ class Tokenizer:
             self._specials.check_many(flat, disallowed)
         return texts, allowed, disallowed
 
-    def _batch_is_plain(self, texts: list, allowed: frozenset[str]) -> bool:
+    def _batch_is_plain(self, texts: Sequence[object], allowed: frozenset[str]) -> bool:
         """Can the plan take these texts whole: no added token can match, no pair."""
         if self._has_normalized or self._matcher(allowed, False) is not None:
             return False
         return all(type(t) is str for t in texts)
 
-    def _encode_ids(self, text: str, allowed: frozenset[str], disallowed: frozenset[str], model_kwargs) -> list[int]:
+    def _encode_ids(
+        self, text: str, allowed: frozenset[str], disallowed: frozenset[str], model_kwargs: dict[str, Any] | None
+    ) -> list[int]:
         _check_text(text)
         text = _fix_surrogates(text)
         if disallowed:
@@ -1156,9 +1196,11 @@ class Tokenizer:
                 out.extend(self._model.encode_piece(piece, **model_kwargs))
         return out
 
-    def _encode_normalized_added(self, seg: str, first: bool, allowed, out: list[int], model_kwargs=None) -> None:
+    def _encode_normalized_added(
+        self, seg: str, first: bool, allowed: frozenset[str], out: list[int], model_kwargs: dict[str, Any] | None = None
+    ) -> None:
         """Normalize ``seg``, split off the normalized added tokens, encode the rest."""
-        norm = self._normalizer.normalize_str(seg)
+        norm = cast(Normalizer, self._normalizer).normalize_str(seg)
         for part, tid, ps, _pe in self._segments(norm, allowed, normalized=True):
             if tid is not None:
                 out.append(tid)
@@ -1170,7 +1212,9 @@ class Tokenizer:
             else:
                 self._plan.encode_pieces(pieces, out)
 
-    def _sampling_kwargs(self, dropout, sample, alpha, nbest_size, seed) -> dict[str, Any] | None:
+    def _sampling_kwargs(
+        self, dropout: float | None, sample: bool, alpha: float, nbest_size: int, seed: int | None
+    ) -> dict[str, Any] | None:
         kind = type(self._model).__name__
         if dropout is not None:
             if sample:
@@ -1193,7 +1237,9 @@ class Tokenizer:
             if tid is None:
                 yield seg, start == 0
 
-    def _matcher(self, allowed: frozenset[str], normalized: bool):
+    def _matcher(
+        self, allowed: frozenset[str], normalized: bool
+    ) -> tuple[regex.Pattern[str], dict[str, AddedToken]] | None:
         key = (allowed, normalized)
         matcher = self._matchers.get(key, _UNSET)
         if matcher is _UNSET:
@@ -1202,7 +1248,7 @@ class Tokenizer:
                 if ((not t.special) or t.content in allowed) and (t.normalized and self._has_normalized) == normalized
             ]
             if normalized:
-                norm = self._normalizer.normalize_str
+                norm = cast(Normalizer, self._normalizer).normalize_str
                 by_content = {norm(t.content): t for t in tokens if norm(t.content)}
             else:
                 by_content = {t.content: t for t in tokens}
@@ -1210,7 +1256,7 @@ class Tokenizer:
             if len(self._matchers) > 64:
                 self._matchers.clear()
             self._matchers[key] = matcher
-        return matcher
+        return cast("tuple[regex.Pattern[str], dict[str, AddedToken]] | None", matcher)
 
     def _segments(
         self, text: str, allowed: frozenset[str], normalized: bool = False
@@ -1515,7 +1561,7 @@ class Tokenizer:
         return [self._token_bytes(i, pos) for pos, i in enumerate(ids)]
 
     def _token_bytes(self, token_id: int, pos: int | None) -> bytes:
-        token_id = _as_int(token_id)
+        token_id = cast(int, _as_int(token_id))  # checked by _is_int below
         t = self._added_by_id.get(token_id) if _is_int(token_id) else None
         if t is not None:
             return t.content.encode("utf-8")
@@ -1550,13 +1596,13 @@ class Tokenizer:
         return [i for i in ids if not (_is_int(i) and i in specials)]
 
     def _tokens_for_decode(self, ids: list[int], skip_special_tokens: bool) -> list[str]:
-        tokens = []
+        tokens: list[str] = []
         added = self._added_by_id
         id_to_token = self._model.id_to_token
         append = tokens.append
         for pos, i in enumerate(ids):
             if type(i) is not int and not _is_int(i):  # exact ints first: the common case, cheaply
-                i = _as_int(i)
+                i = cast(int, _as_int(i))  # checked by _is_int below
                 if not _is_int(i):
                     raise UnknownIdError(self._unknown_id_message(i, pos))
             t = added.get(i)
@@ -1607,7 +1653,7 @@ class Tokenizer:
         if not isinstance(data, Mapping) or "model" not in data:
             raise FileFormatError("a tokenizer document needs a 'model' object")
 
-        def part(key, fn):
+        def part(key: str, fn: Callable[[Any], _T]) -> _T:
             try:
                 return fn(data.get(key))
             except FileFormatError as exc:
@@ -1619,11 +1665,11 @@ class Tokenizer:
         raw_added = data.get("added_tokens") or []
         if not isinstance(raw_added, list):
             raise FileFormatError("added_tokens must be a list")
-        added = [part("added_tokens", lambda _d, d=d: AddedToken.from_dict(d)) for d in raw_added]
+        added = [part("added_tokens", functools.partial(_added_token, d)) for d in raw_added]
         model = part("model", model_from_dict)
         if "version" in data:  # an HF tokenizer.json: HF decides the ids of added tokens
             added = _hf_added_ids(added, model)
-        parts = dict(
+        parts: dict[str, Any] = dict(
             normalizer=part("normalizer", normalizer_from_dict),
             pre_tokenizer=part("pre_tokenizer", pre_tokenizer_from_dict),
             post_processor=part("post_processor", post_processor_from_dict),
@@ -1651,7 +1697,7 @@ class Tokenizer:
 
         save(self, path, format=format)
 
-    def to_tiktoken(self):
+    def to_tiktoken(self) -> tiktoken.Encoding:
         """A live ``tiktoken.Encoding`` with the same ranks, pattern and specials
         (needs ``tiktoken`` installed; tokenforge itself never imports it otherwise)."""
         try:
@@ -1675,14 +1721,15 @@ class Tokenizer:
             special_tokens=dict(self._specials.ids),
         )
 
-    def to_hf(self):
+    def to_hf(self) -> tokenizers.Tokenizer:
         """A live HF ``tokenizers.Tokenizer`` giving the same ids (needs ``tokenizers``;
         components HF cannot express exactly raise :class:`FileFormatError`)."""
         from .formats import to_hf_live
 
-        return to_hf_live(self)
+        live: tokenizers.Tokenizer = to_hf_live(self)
+        return live
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[..., Tokenizer], tuple[Any, ...]]:
         return (_rebuild, (self.to_dict(), self._name, self._backend))
 
     def __eq__(self, other: object) -> bool:
@@ -1733,8 +1780,13 @@ def piece_cut(pre: RegexSplit, buf: str, start: int = 0, limit: int | None = Non
     return 0
 
 
-def _rebuild(data, name, backend="auto") -> Tokenizer:
+def _rebuild(data: Mapping[str, Any], name: str | None, backend: str = "auto") -> Tokenizer:
     return Tokenizer.from_dict(data, name=name, backend=backend)
+
+
+def _added_token(d: Mapping[str, Any], _doc: object) -> AddedToken:
+    """``AddedToken.from_dict(d)``, called as a stage reader (with the document's value, unused)."""
+    return AddedToken.from_dict(d)
 
 
 def _hf_added_ids(added: list[AddedToken], model: Model) -> list[AddedToken]:
@@ -1792,11 +1844,13 @@ def _is_int(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _id_list(ids: Iterable[int]) -> list:
+def _id_list(ids: Iterable[int]) -> list[Any]:
     """``ids`` as a list, numpy integer arrays (``encode_to_numpy``'s) as Python ints."""
     tolist = getattr(ids, "tolist", None)
-    if tolist is not None and getattr(ids, "dtype", None) is not None and ids.dtype.kind in "iu":
-        return tolist()
+    dtype = getattr(ids, "dtype", None)
+    if tolist is not None and dtype is not None and dtype.kind in "iu":
+        values: list[Any] = tolist()
+        return values
     return [_as_int(i) for i in ids]
 
 
@@ -1818,10 +1872,10 @@ def _is_word(ch: str) -> bool:
     return bool(_WORD.match(ch))
 
 
-_ADDED_CACHE: dict[tuple[str, ...], Any] = {}
+_ADDED_CACHE: dict[tuple[str, ...], regex.Pattern[str]] = {}
 
 
-def _added_regex(contents: tuple[str, ...]):
+def _added_regex(contents: tuple[str, ...]) -> regex.Pattern[str]:
     pat = _ADDED_CACHE.get(contents)
     if pat is None:
         ordered = sorted(set(contents), key=lambda c: (-len(c), c))

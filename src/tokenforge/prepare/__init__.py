@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PrepareError
+
+if TYPE_CHECKING:  # the names bound on first use below, as type checkers should see them
+    from .job import CountReport, CountRow, Separators, count, prepare, resolve_separators
+    from .reader import ShardedIds, Tokens, open_tokens
 
 # The job's modules are loaded on first use, so that ``import tokenforge`` stays light.
 _LAZY = {

@@ -279,7 +279,7 @@ class _Stats:
 def prepare(
     inputs: Any,
     tokenizer: Any,
-    out_dir: str | os.PathLike,
+    out_dir: str | os.PathLike[str],
     *,
     workers: int | None = None,
     engine: str = "local",

@@ -10,13 +10,21 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
-from .._lazy import np
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from .._lazy import np
 from .._io import sha256_file
 from ..errors import FileFormatError, InvalidArgumentError, MissingDependencyError, TokenizerFileNotFoundError
 from .shards import FORMAT, INDEX, PARTIAL
+
+if TYPE_CHECKING:
+    _Seed = np.random.Generator | int | None
 
 
 class ShardedIds:
@@ -84,7 +92,7 @@ class ShardedIds:
         arr = self._slice(0, len(self))
         return arr.astype(dtype) if dtype is not None else arr
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         for s in self.shards:
             yield from s
 
@@ -96,7 +104,7 @@ class Tokens:
     """One split of a prepared corpus: ``ids``, ``doc_offsets``, ``len()`` documents,
     ``doc(i)``, ``batch(...)`` and the ``index`` it was read from."""
 
-    def __init__(self, directory: Path, index: dict, split: str, verify: bool) -> None:
+    def __init__(self, directory: Path, index: dict[str, Any], split: str, verify: bool) -> None:
         self.directory = directory
         self.index = index
         self.split = split
@@ -139,7 +147,7 @@ class Tokens:
         """Number of documents."""
         return len(self.doc_offsets) - 1
 
-    def doc(self, i: int) -> np.ndarray:
+    def doc(self, i: int) -> npt.NDArray[np.unsignedinteger[Any]]:
         """Tokens of document ``i``, separators included."""
         n = len(self)
         if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
@@ -147,9 +155,23 @@ class Tokens:
         j = int(i) + n if i < 0 else int(i)
         if not 0 <= j < n:
             raise IndexError(f"document {i} is out of range ({n} documents)")
-        return self.ids[int(self.doc_offsets[j]) : int(self.doc_offsets[j + 1])]
+        ids: npt.NDArray[np.unsignedinteger[Any]] = self.ids[int(self.doc_offsets[j]) : int(self.doc_offsets[j + 1])]
+        return ids
 
-    def batch(self, batch_size: int, context_length: int, rng: Any = None, device: str | None = None):
+    @overload
+    def batch(
+        self, batch_size: int, context_length: int, rng: _Seed = None, device: None = None
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
+
+    @overload
+    def batch(self, batch_size: int, context_length: int, rng: _Seed, device: str) -> tuple[Any, Any]: ...
+
+    @overload
+    def batch(self, batch_size: int, context_length: int, rng: _Seed = None, *, device: str) -> tuple[Any, Any]: ...
+
+    def batch(
+        self, batch_size: int, context_length: int, rng: _Seed = None, device: str | None = None
+    ) -> tuple[Any, Any]:
         """``(x, y)``: ``batch_size`` windows of ``context_length`` tokens at uniform random
         starts, and the same windows shifted by one (the next-token targets), as int64.
 
@@ -175,7 +197,7 @@ class Tokens:
         if device is None:
             return np.ascontiguousarray(x), np.ascontiguousarray(y)
         try:
-            import torch
+            import torch  # type: ignore[import-not-found, unused-ignore]
         except ImportError:
             raise MissingDependencyError("batch(device=...) returns torch tensors and needs PyTorch") from None
         return (torch.from_numpy(np.ascontiguousarray(x)).to(device),

@@ -58,7 +58,7 @@ class NoTrainingDataError(TrainingError):
 FOLDER_FORMATS = ("gpt2", "transformers")
 
 
-def check_output_path(path: str | os.PathLike, format: str | None = None) -> str:
+def check_output_path(path: str | os.PathLike[str], format: str | None = None) -> str:
     """Check, before any training, that a tokenizer can be written to ``path``, and raise
     :class:`TrainingError` naming ``path`` if not: a file's folder must exist and be
     writable and ``path`` must not be a folder; a folder format (``format`` in

@@ -104,30 +104,32 @@ def learn_merges(
     order = _byte_order(tie_break)
     native = _native.core(backend)
     if native is not None:
-        words = list(word_counts)
+        distinct = list(word_counts)
         reported = 0
+        step = progress
 
         def report(done: int) -> None:  # the native loop reports the merges learned so far
             nonlocal reported
-            if done > reported:
-                progress(done - reported)
+            if done > reported and step is not None:
+                step(done - reported)
                 reported = done
 
         callback = report if progress else None
-        merged = native.learn_merges(words, [word_counts[w] for w in words], max(num_merges, 0), order, callback)
-        tokens = [bytes([i]) for i in range(256)]
+        merged: list[tuple[int, int]] = native.learn_merges(
+            distinct, [word_counts[w] for w in distinct], max(num_merges, 0), order, callback)
+        learned = [bytes([i]) for i in range(256)]
         for a, b in merged:
-            tokens.append(tokens[a] + tokens[b])
+            learned.append(learned[a] + learned[b])
         if callback is not None:
             callback(len(merged))
-        return [(tokens[a], tokens[b]) for a, b in merged]
+        return [(learned[a], learned[b]) for a, b in merged]
     tokens: list[bytes] = [bytes([i]) for i in range(256)]
     keys: list[bytes] = [_tie_key(t, order) for t in tokens]
     words: list[list[int]] = []
     freqs: list[int] = []
-    for w, c in word_counts.items():
-        if len(w) >= 2 and c > 0:
-            words.append(list(w))
+    for word, c in word_counts.items():
+        if len(word) >= 2 and c > 0:
+            words.append(list(word))
             freqs.append(c)
 
     pair_counts: dict[tuple[int, int], int] = {}
@@ -272,7 +274,7 @@ class BPETrainer:
     def num_merges(self) -> int:
         return self.vocab_size - 256 - len(self.special_tokens)
 
-    def train(self, files: Iterable[str | os.PathLike] | str | os.PathLike) -> "Tokenizer":
+    def train(self, files: Iterable[str | os.PathLike[str]] | str | os.PathLike[str]) -> "Tokenizer":
         """Train on text files of any size (streamed in ranges, counted in parallel)."""
         if isinstance(files, (str, os.PathLike)):
             files = [files]
@@ -305,7 +307,7 @@ class BPETrainer:
             texts = [texts]
         t0 = time.perf_counter()
         pattern = special_regex(self.special_tokens)
-        counts: Counter = Counter()
+        counts: Counter[bytes] = Counter()
         total = 0
         for n, text in enumerate(texts):
             if not isinstance(text, str):
@@ -340,14 +342,14 @@ class BPETrainer:
         return Tokenizer(BPE(vocab, merges), pre_tokenizer=self.pre_tokenizer, special_tokens=specials, backend=self.backend)
 
 
-def _names(files: Sequence) -> str:
+def _names(files: Sequence[str | os.PathLike[str]]) -> str:
     """The training files, for a message: one name, or the first few and how many."""
     names = [os.fspath(f) for f in files]
     return ", ".join(names[:3]) + (f", ... ({len(names)} files)" if len(names) > 3 else "")
 
 
 def train_bpe(
-    files: Iterable[str | os.PathLike] | str | os.PathLike,
+    files: Iterable[str | os.PathLike[str]] | str | os.PathLike[str],
     vocab_size: int,
     *,
     special_tokens: Sequence[str] = (),

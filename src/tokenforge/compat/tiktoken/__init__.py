@@ -18,7 +18,7 @@ on every input; tiktoken's own test files pass against this module.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ... import encodings as _encodings
@@ -86,7 +86,7 @@ class Encoding(Tokenizer):
             text_or_bytes = text_or_bytes.encode("utf-8")
         return self._merge_bytes(bytes(text_or_bytes))
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[..., Encoding], tuple[Any, ...]]:
         # A registered encoding pickles by name (as tiktoken does); others by their parts.
         if self.name is not None and _registered.get(self.name) is self:
             return (get_encoding, (self.name,))
@@ -96,7 +96,7 @@ class Encoding(Tokenizer):
         )
 
 
-def _rebuild(name: str, pat_str: str, mergeable_ranks: dict, special_tokens: dict) -> Encoding:
+def _rebuild(name: str, pat_str: str, mergeable_ranks: dict[bytes, int], special_tokens: dict[str, int]) -> Encoding:
     return Encoding(name, pat_str=pat_str, mergeable_ranks=mergeable_ranks, special_tokens=special_tokens)
 
 

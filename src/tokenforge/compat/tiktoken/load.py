@@ -42,7 +42,8 @@ def read_file(blobpath: str) -> bytes:
     import urllib.request
 
     with urllib.request.urlopen(blobpath) as resp:  # noqa: S310 (an address the caller chose)
-        return resp.read()
+        data: bytes = resp.read()
+        return data
 
 
 def read_file_cached(blobpath: str, expected_hash: str | None = None) -> bytes:
