@@ -531,7 +531,7 @@ def test_rare_characters_become_unk_or_bytes():
     "kwargs, counts, message",
     [
         (dict(vocab_size=5), {"▁abcdef": 1}, r"at least 10"),
-        (dict(vocab_size=100), {}, "no training data"),
+        (dict(vocab_size=100), {}, "no text to train on"),
         (dict(vocab_size=100), {"▁a b": 1}, "space"),
         (dict(vocab_size=0), {"▁a": 1}, "vocab_size"),
     ],
