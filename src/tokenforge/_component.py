@@ -143,3 +143,17 @@ def field(d: Mapping[str, Any], name: str, kind: Any, default: Any = ..., *, sta
             return v
     wanted = " or ".join(k.name if isinstance(k, _Kind) else _KIND_NAMES.get(k, k.__name__) for k in kinds)
     raise FileFormatError(f"{where}: field {name!r} must be {wanted}, got {reprlib.repr(v)}")
+
+
+def metaspace_settings(d: Mapping[str, Any], stage: str) -> tuple[str, str, bool]:
+    """``(replacement, prepend_scheme, split)`` of HF's ``Metaspace`` (the pre-tokenizer and
+    the decoder share the fields), checked; files written before tokenizers 0.14 have
+    ``add_prefix_space`` instead of ``prepend_scheme``."""
+    scheme = field(d, "prepend_scheme", (str, type(None)), None, stage=stage)
+    if scheme is None:
+        scheme = "always" if field(d, "add_prefix_space", bool, True, stage=stage) else "never"
+    if scheme not in ("always", "first", "never"):
+        raise FileFormatError(
+            f"{stage} 'Metaspace': field 'prepend_scheme' must be 'always', 'first' or 'never', got {reprlib.repr(scheme)}"
+        )
+    return field(d, "replacement", CHAR, "\u2581", stage=stage), scheme, field(d, "split", bool, True, stage=stage)

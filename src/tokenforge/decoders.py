@@ -17,7 +17,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._component import CHAR, COUNT, Component, Registry, field
+from ._component import CHAR, COUNT, Component, Registry, field, metaspace_settings
 from .errors import ArgumentTypeError, DecodeError, FileFormatError, InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -257,12 +257,7 @@ class Metaspace(Decoder):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Metaspace":
-        scheme = _field(d, "prepend_scheme", (str, type(None)), None)
-        if scheme is None:  # files written before tokenizers 0.14
-            scheme = "always" if _field(d, "add_prefix_space", bool, True) else "never"
-        if scheme not in ("always", "first", "never"):
-            raise FileFormatError(f"decoder 'Metaspace': field 'prepend_scheme' must be 'always', 'first' or 'never', got {scheme!r}")
-        return cls(_field(d, "replacement", CHAR, "\u2581"), scheme, _field(d, "split", bool, True))
+        return cls(*metaspace_settings(d, "decoder"))
 
 
 _CLEANUPS = (

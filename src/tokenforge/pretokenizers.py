@@ -55,7 +55,7 @@ from typing import Any
 
 import regex
 
-from ._component import CHAR, COUNT, Component, Registry, field
+from ._component import CHAR, COUNT, Component, Registry, field, metaspace_settings
 from .errors import ArgumentTypeError, FileFormatError, InvalidArgumentError, UnknownEncodingError
 
 GPT2_PATTERN = (
@@ -1753,12 +1753,7 @@ class Metaspace(PreTokenizer):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Metaspace":
-        scheme = _field(d, "prepend_scheme", (str, type(None)), None)
-        if scheme is None:  # files written before tokenizers 0.14
-            scheme = "always" if _field(d, "add_prefix_space", bool, True) else "never"
-        if scheme not in ("always", "first", "never"):
-            raise FileFormatError(f"pre_tokenizer 'Metaspace': field 'prepend_scheme' must be 'always', 'first' or 'never', got {reprlib.repr(scheme)}")
-        return cls(_field(d, "replacement", CHAR, "\u2581"), scheme, _field(d, "split", bool, True))
+        return cls(*metaspace_settings(d, "pre_tokenizer"))
 
 
 class ByteLevel(PreTokenizer):

@@ -129,7 +129,7 @@ def test_text_files_and_parallel_tsv(tmp_path):
     assert r2.texts == ("en", "de") and r2.row("bytes", "de").ratio == 3 / 5
     bad = tmp_path / "bad.tsv"
     bad.write_text("language\ttext\nen\tx\n", encoding="utf-8")
-    with pytest.raises(FileFormatError, match="'lang'"):
+    with pytest.raises(FileFormatError, match=r"columns lang and text \(missing: lang; found: 'language', 'text'\)"):
         compare([byte_tokenizer()], [bad])
     with pytest.raises(TokenforgeError, match="not found"):
         compare([byte_tokenizer()], [tmp_path / "missing.txt"])

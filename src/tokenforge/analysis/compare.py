@@ -81,28 +81,40 @@ def _read_exact(p: Path) -> str:
         raise FileFormatError(f"not valid UTF-8 at byte {exc.start} ({exc.reason})", path=str(p), line=line) from None
 
 
-def read_parallel_tsv(path: str | os.PathLike) -> dict[str, str]:
-    """``{lang: text}`` from a tab-separated file with ``lang`` and ``text`` columns.
+#: The columns of a parallel ``.tsv`` (others are ignored).
+TSV_COLUMNS = ("lang", "text")
+
+
+def read_parallel_tsv(path: str | os.PathLike, raw: str | None = None) -> dict[str, str]:
+    """``{lang: text}`` from a tab-separated file with a header row naming the columns
+    ``lang`` and ``text`` (others are ignored), then one row per sentence. ``raw`` is the
+    file's text when the caller has read it already.
 
     Rows of one language are joined with ``"\\n"`` in file order; languages
     keep the order of their first row.
     """
-    p = Path(path)
-    raw = _read_exact(p)
+    p = str(path)
+    if raw is None:
+        raw = _read_exact(Path(path))
     reader = csv.reader(io.StringIO(raw, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE)
     header = next(reader, None)
-    if header is None or "lang" not in header or "text" not in header:
-        raise FileFormatError("a parallel .tsv needs a header row with 'lang' and 'text' columns", path=str(p), line=1)
+    if not header or any(c not in header for c in TSV_COLUMNS):
+        found = ", ".join(repr(c) for c in header) if header else "nothing"
+        missing = ", ".join(c for c in TSV_COLUMNS if not header or c not in header)
+        raise FileFormatError(f"a parallel .tsv needs a tab-separated header row with the columns "
+                              f"{' and '.join(TSV_COLUMNS)} (missing: {missing}; found: {found}); a file whose "
+                              "name does not end in .tsv is read as one text", path=p, line=1)
     li, ti = header.index("lang"), header.index("text")
     out: dict[str, list[str]] = {}
     for n, row in enumerate(reader, start=2):
         if not row:
             continue
         if len(row) <= max(li, ti):
-            raise FileFormatError(f"expected {len(header)} tab-separated fields, found {len(row)}", path=str(p), line=n)
+            raise FileFormatError(f"expected {len(header)} tab-separated fields ({', '.join(header)}), "
+                                  f"found {len(row)}", path=p, line=n)
         out.setdefault(row[li], []).append(row[ti])
     if not out:
-        raise FileFormatError("no rows after the header", path=str(p))
+        raise FileFormatError("no rows after the header", path=p)
     return {lang: "\n".join(parts) for lang, parts in out.items()}
 
 

@@ -30,40 +30,13 @@ from ._common import (
 )
 from .encode import add_text_args
 
-#: The columns of a parallel ``.tsv`` for ``compare --text``.
-TSV_COLUMNS = ("lang", "text")
-
-
 # ------------------------------------------------------------------ compare
 def read_parallel_tsv(path: str, errors: str = "strict") -> dict[str, str]:
-    """``{lang: text}`` of a parallel ``.tsv``: a header row naming the columns ``lang``
-    and ``text`` (others are ignored), then one row per sentence; rows of one language
-    are joined with newlines. The cells are the file's bytes as they are, decoded exactly."""
-    import csv
-    import io
+    """``{lang: text}`` of a parallel ``.tsv`` (see :func:`tokenforge.analysis.compare.read_parallel_tsv`),
+    read as exact UTF-8 with the command's ``--input-errors``."""
+    from ..analysis.compare import read_parallel_tsv as parse
 
-    raw = read_text_file(path, errors)
-    reader = csv.reader(io.StringIO(raw, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE)
-    header = next(reader, None)
-    expected = " and ".join(TSV_COLUMNS)
-    if not header or any(c not in header for c in TSV_COLUMNS):
-        found = ", ".join(repr(c) for c in header) if header else "nothing"
-        missing = ", ".join(c for c in TSV_COLUMNS if not header or c not in header)
-        raise InputError(f"{path}, line 1: a parallel .tsv needs a tab-separated header row with the columns "
-                         f"{expected} (missing: {missing}; found: {found}); a file whose name does not end in "
-                         ".tsv is read as one text")
-    li, ti = header.index("lang"), header.index("text")
-    out: dict[str, list[str]] = {}
-    for n, row in enumerate(reader, start=2):
-        if not row:
-            continue
-        if len(row) <= max(li, ti):
-            raise InputError(f"{path}, line {n}: expected {len(header)} tab-separated fields "
-                             f"({', '.join(header)}), found {len(row)}")
-        out.setdefault(row[li], []).append(row[ti])
-    if not out:
-        raise InputError(f"{path}: no rows after the header")
-    return {lang: "\n".join(parts) for lang, parts in out.items()}
+    return parse(path, read_text_file(path, errors))
 
 
 def read_compare_texts(files: list[str], errors: str = "strict") -> dict[str, str]:
