@@ -350,12 +350,17 @@ def _find_reference(labels: Iterable[str], reference: str | None) -> str | None:
     return None
 
 
+#: Inputs (bytes times tokenizers) from which ``compare`` shows progress by default.
+BIG_INPUT = 8 << 20
+
+
 def compare(
     tokenizers: Sequence[Any],
     texts: Mapping[str, str] | Sequence[str | os.PathLike] | None = None,
     *,
     reference: str | None = "en",
     word_splitter: WordSplitter | Any = None,
+    show_progress: bool | None = None,
 ) -> CompareReport:
     """Measure every tokenizer on every text and relate each text to ``reference`` (Petrov et al., 2023).
 
@@ -363,8 +368,12 @@ def compare(
     ``texts`` is ``{label: text}``, a list of files, or ``None`` for the UDHR
     sample. The reference text is the one labelled ``reference`` (or whose
     label starts with ``reference + "."``, e.g. ``en.heldout``); without one,
-    ratios are ``None``.
+    ratios are ``None``. ``show_progress``: a bar over the bytes measured (``None``:
+    on a terminal or in a notebook, for inputs of 8 MB or more; see
+    :mod:`tokenforge.progress`).
     """
+    from ..progress import Progress, get_mode
+
     resolved = [resolve_tokenizer(t) for t in tokenizers]
     labels: list[str] = []
     for label, _ in resolved:
@@ -375,9 +384,14 @@ def compare(
     text_map, source = _load_texts(texts)
     ref = _find_reference(text_map, reference)
     measured: dict[tuple[str, str], TextMetrics] = {}
-    for label, (_, tok) in zip(labels, resolved):
-        for name, text in text_map.items():
-            measured[label, name] = measure(tok, text, word_splitter=word_splitter)
+    sizes = {name: len(text.encode("utf-8", "surrogatepass")) for name, text in text_map.items()}
+    total = sum(sizes.values()) * len(resolved)
+    show = show_progress if show_progress is not None else (None if total >= BIG_INPUT or get_mode() == "always" else False)
+    with Progress(total, "measuring", "B", show=show, unit_scale=True) as bar:
+        for label, (_, tok) in zip(labels, resolved):
+            for name, text in text_map.items():
+                measured[label, name] = measure(tok, text, word_splitter=word_splitter)
+                bar.update(sizes[name])
     splitter = next(iter(measured.values())).word_splitter if measured else WHITESPACE.name
     rows = []
     for name in text_map:
