@@ -1205,14 +1205,24 @@ class RegexSplit(PreTokenizer):
 
     def __init__(self, pattern: str = "gpt2", *, oniguruma: bool = False) -> None:
         name, source = resolve_pattern(pattern)
+        # A custom pattern from an HF file matches as HF's engine (Oniguruma) does.
+        self._onig = oniguruma and name is None
         try:
-            # A custom pattern from an HF file matches as HF's engine (Oniguruma) does.
-            compiled = compile_oniguruma(source) if oniguruma and name is None else compile_tiktoken(source)
+            self._rx = compile_oniguruma(source) if self._onig else None
+            if self._rx is None:
+                regex.compile(source)  # a check now; the pinned form is built on first use
         except regex.error as exc:
             raise UnknownEncodingError(f"invalid split pattern {source!r}: {exc}") from None
         self._name = name
         self._source = source
-        self._regex = compiled
+
+    @property
+    def _regex(self) -> Any:
+        """The compiled pattern, built on first use: a named pattern usually runs on a native
+        scanner, and pinning its classes to Unicode 16.0 costs tens of milliseconds."""
+        if self._rx is None:
+            self._rx = compile_oniguruma(self._source) if self._onig else compile_tiktoken(self._source)
+        return self._rx
 
     @property
     def name(self) -> str | None:
@@ -1266,8 +1276,10 @@ class RegexSplit(PreTokenizer):
         obj = cls.__new__(cls)
         obj._name = name if name in PATTERNS else None
         obj._source = data["pattern"]
+        obj._onig = False
+        obj._rx = None
         try:
-            obj._regex = compile_tiktoken(obj._source)
+            regex.compile(obj._source)
         except regex.error as exc:
             raise FileFormatError(f"pre_tokenizer pattern does not compile: {exc}") from None
         return obj

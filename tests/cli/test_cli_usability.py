@@ -42,6 +42,7 @@ def one_line_error(code, out, err, *needles):
     assert "Traceback" not in err
     for n in needles:
         assert n in err, (n, err)
+    return err
 
 
 CL100K_HELLO = "15339 1917"  # "hello world" in cl100k_base
@@ -292,7 +293,8 @@ def test_info_backend_prefers_tokenforge_backend(monkeypatch):
 )
 def test_invalid_utf8_on_stdin_is_one_line_naming_the_byte(argv):
     code, out, err = tf(*argv, stdin=b"caf\xe9 ok")
-    one_line_error(code, out, err, "<stdin>: not valid UTF-8 at byte 3")
+    line = one_line_error(code, out, err, "<stdin>: not valid UTF-8 at byte 3")
+    assert line.startswith("tokenforge: error: <stdin>: not valid UTF-8 at byte 3"), line
 
 
 def test_invalid_utf8_in_files_and_arguments(tmp_path):

@@ -164,26 +164,23 @@ def read_text_arg(args: argparse.Namespace) -> str:
     return decode_utf8(read_stdin_bytes(), "<stdin>", errors, hint=hint)
 
 
-def positive_int(value: str) -> int:
-    """An argparse type: an integer of at least 1."""
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
-    return n
+def _int_at_least(least: int) -> Any:
+    """An argparse type: an integer of at least ``least``."""
+
+    def parse(value: str) -> int:
+        try:
+            n = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
+        if n < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, not {n}")
+        return n
+
+    return parse
 
 
-def non_negative_int(value: str) -> int:
-    """An argparse type: an integer of at least 0."""
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, not {n}")
-    return n
+positive_int = _int_at_least(1)
+non_negative_int = _int_at_least(0)
 
 
 # ------------------------------------------------------------------ output
