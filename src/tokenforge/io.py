@@ -41,7 +41,7 @@ from .errors import FileFormatError, TokenforgeError, TokenizerFileNotFoundError
 from .formats import LOAD_FORMATS, save, to_hf_live
 from .tokenizer import Tokenizer
 
-__all__ = ["LOAD_FORMATS", "convert", "detect_format", "load", "save", "to_hf_live"]
+__all__ = ["LOAD_FORMATS", "LOAD_PROGRESS_BYTES", "convert", "detect_format", "load", "save", "to_hf_live"]
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
@@ -131,6 +131,7 @@ def load(
     special_tokens: Collection[str] | Mapping[str, int] | None = None,
     name: str | None = None,
     lowercase: bool | None = None,
+    show_progress: bool | None = None,
 ) -> Tokenizer:
     """Open a tokenizer file of any supported format (see module docstring).
 
@@ -138,13 +139,44 @@ def load(
     and ``special_tokens`` override what a rank file implies. Every format gives a
     :class:`~tokenforge.Tokenizer`. ``lowercase`` is the BERT
     ``vocab.txt`` hint (default True, as ``bert-base-uncased``).
+
+    A file of :data:`LOAD_PROGRESS_BYTES` or more shows a progress bar while it
+    loads (about a second per 10 MB of JSON), by the rule of
+    :mod:`tokenforge.progress`: ``show_progress=None`` shows it on a terminal or in
+    a notebook, ``True`` always, ``False`` never.
     """
+    from .progress import Progress
+
+    size = _bytes_to_read(Path(path))
+    with Progress(size, f"load {Path(path).name}", "B", unit_scale=True, unit_divisor=1024,
+                  show=show_progress if size >= LOAD_PROGRESS_BYTES else False) as bar:
+        try:
+            tokenizer = _load(path, pattern, special_tokens, name, lowercase)
+        except FileFormatError as exc:
+            if exc.path is None:  # every load error names the file
+                raise FileFormatError(str(exc), path=path) from None
+            raise
+        bar.update(size)
+    return tokenizer
+
+
+#: Files at least this big show a progress bar while :func:`load` reads and indexes them.
+LOAD_PROGRESS_BYTES = 16 << 20
+
+# what load reads from a folder (a GGUF file is mapped, and only its vocabulary is read)
+_FOLDER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "merges.txt", "vocab.txt")
+
+
+def _bytes_to_read(p: Path) -> int:
+    """About how many bytes :func:`load` reads for ``p`` (0 when unknown, or a GGUF file)."""
     try:
-        return _load(path, pattern, special_tokens, name, lowercase)
-    except FileFormatError as exc:
-        if exc.path is None:  # every load error names the file
-            raise FileFormatError(str(exc), path=path) from None
-        raise
+        if p.is_dir():
+            return sum((p / n).stat().st_size for n in _FOLDER_FILES if (p / n).is_file())
+        if p.suffix.lower() == ".gguf" or not p.is_file():
+            return 0
+        return p.stat().st_size
+    except OSError:
+        return 0
 
 
 def _load(

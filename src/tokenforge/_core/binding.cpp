@@ -1735,6 +1735,47 @@ inline int add_types(PyObject* m) {
 
 
 
+// Runs work(), a native training loop watched by `ticker` (ticker.h), with the GIL released.
+// Each tick takes the GIL back briefly to run the signal handlers (Ctrl-C raises
+// KeyboardInterrupt there and stops the loop) and, when progress is not None, to call
+// progress(done); progress is then also due every ~1/200 of `total`. Whatever thread this is,
+// it is safe: PyErr_CheckSignals does nothing off the main thread. Returns false with a Python
+// exception set when the loop was stopped (the exception tick saw) or ran out of memory.
+template <class Work>
+static bool run_watched(tf::Ticker& ticker, PyObject* progress, size_t total, Work&& work) {
+  PyThreadState* released = nullptr;
+  if (progress != Py_None) ticker.every = std::max<size_t>(1, std::min<size_t>(total / 200, 1000));
+  ticker.tick = [&released, progress](size_t done) -> bool {
+    PyEval_RestoreThread(released);
+    bool ok = PyErr_CheckSignals() == 0;
+    if (ok && progress != Py_None) {
+      PyObject* r = PyObject_CallFunction(progress, "n", (Py_ssize_t)done);
+      ok = r != nullptr;
+      Py_XDECREF(r);
+    }
+    released = PyEval_SaveThread();
+    return ok;
+  };
+  bool oom = false;
+  released = PyEval_SaveThread();
+  try {
+    work();
+  } catch (const std::exception&) {  // bad_alloc, length_error: never abort the process
+    oom = true;
+  }
+  PyEval_RestoreThread(released);
+  ticker.tick = nullptr;
+  if (ticker.stopped) return false;
+  if (oom) PyErr_NoMemory();
+  return !oom;
+}
+
+static bool progress_ok(PyObject* progress, const char* fn) {
+  if (progress == Py_None || PyCallable_Check(progress)) return true;
+  PyErr_Format(PyExc_TypeError, "%s: progress must be a callable or None", fn);
+  return false;
+}
+
 // learn_merges(words: list[bytes], counts: list[int], num_merges: int, order: bytes,
 //              progress: callable | None = None) -> list[tuple[int, int]]
 // Ids below 256 are bytes; merge k creates id 256 + k. The loop runs with the GIL released;
@@ -1785,32 +1826,8 @@ static PyObject* tf_learn_merges(PyObject*, PyObject* args) {
       m.freqs.push_back((int64_t)f);
     }
     PyBuffer_Release(&order);
-    bool oom = false;
-    // The GIL is released for the loop; tick takes it back only to run the signal handlers
-    // and the progress callback (whatever thread this is: PyErr_CheckSignals does nothing
-    // off the main thread), then releases it again. It never throws.
-    PyThreadState* released = nullptr;
-    if (progress != Py_None) m.tick_every = std::max<size_t>(1, std::min<size_t>((size_t)num_merges / 200, 1000));
-    m.tick = [&released, progress](size_t done) -> bool {
-      PyEval_RestoreThread(released);
-      bool ok = PyErr_CheckSignals() == 0;
-      if (ok && progress != Py_None) {
-        PyObject* r = PyObject_CallFunction(progress, "n", (Py_ssize_t)done);
-        ok = r != nullptr;
-        Py_XDECREF(r);
-      }
-      released = PyEval_SaveThread();
-      return ok;
-    };
-    released = PyEval_SaveThread();
-    try {
-      merges = m.run((size_t)num_merges);
-    } catch (const std::exception&) {  // bad_alloc, length_error: never abort the process
-      oom = true;
-    }
-    PyEval_RestoreThread(released);
-    if (m.stopped) return nullptr;  // the exception tick saw (KeyboardInterrupt, or the callback's)
-    if (oom) return PyErr_NoMemory();
+    if (!run_watched(m.ticker, progress, (size_t)num_merges, [&] { merges = m.run((size_t)num_merges); }))
+      return nullptr;
   } catch (const std::exception&) {
     return PyErr_NoMemory();
   }
@@ -2240,7 +2257,8 @@ static PyObject* tf_unigram_seed(PyObject*, PyObject* args) {
 // spm_bpe_learn(words: list[str], freqs: list[int], alphabet: list[int], scripts: list[int],
 //               flags: list[int], taken: list[str], n_merges: int, max_piece_length: int,
 //               split_digits: bool, split_by_number: bool, split_by_unicode_script: bool)
-//     -> list[tuple[int, int]]
+//               progress: callable | None = None) -> list[tuple[int, int]]
+// progress(merges learned so far) and Ctrl-C: see run_watched.
 // `alphabet`: the kept code points, strictly ascending; symbol k < len(alphabet) is alphabet[k],
 // each merge (a, b) of the result makes the next symbol sym[a] + sym[b]. `scripts[k]`: a script
 // number >= 0 or -1 (Inherited); `flags[k]`: 1 bad character, 2 ▁, 4 decimal digit. Words are cut
@@ -2250,9 +2268,11 @@ static PyObject* tf_spm_bpe_learn(PyObject*, PyObject* args) {
   PyObject *words, *freqs, *alphabet, *scripts, *flags, *taken;
   Py_ssize_t n_merges, max_len;
   int split_digits, split_by_number, split_by_script;
-  if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!nnppp", &PyList_Type, &words, &PyList_Type, &freqs, &PyList_Type,
+  PyObject* progress = Py_None;
+  if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!nnppp|O", &PyList_Type, &words, &PyList_Type, &freqs, &PyList_Type,
                         &alphabet, &PyList_Type, &scripts, &PyList_Type, &flags, &PyList_Type, &taken, &n_merges,
-                        &max_len, &split_digits, &split_by_number, &split_by_script))
+                        &max_len, &split_digits, &split_by_number, &split_by_script, &progress) ||
+      !progress_ok(progress, "spm_bpe_learn"))
     return nullptr;
   const Py_ssize_t n_words = PyList_GET_SIZE(words), n_chars = PyList_GET_SIZE(alphabet);
   if (PyList_GET_SIZE(freqs) != n_words || PyList_GET_SIZE(scripts) != n_chars ||
@@ -2336,15 +2356,7 @@ static PyObject* tf_spm_bpe_learn(PyObject*, PyObject* args) {
       PyErr_SetString(PyExc_ValueError, "spm_bpe_learn: too many words");
       return nullptr;
     }
-    bool oom = false;
-    Py_BEGIN_ALLOW_THREADS
-    try {
-      merges = t.run();
-    } catch (const std::exception&) {  // bad_alloc, length_error: out of memory either way
-      oom = true;
-    }
-    Py_END_ALLOW_THREADS
-    if (oom) return PyErr_NoMemory();
+    if (!run_watched(t.ticker, progress, (size_t)n_merges, [&] { merges = t.run(); })) return nullptr;
   } catch (const std::exception&) {
     return PyErr_NoMemory();
   }
@@ -2364,7 +2376,9 @@ static PyObject* tf_spm_bpe_learn(PyObject*, PyObject* args) {
 
 // wordpiece_learn(tokens: list[bytes], words: list[list[int]], freqs: list[int],
 //                 unit_freq: list[int], prefix_len: int, vocab_size: int,
-//                 min_frequency: int, specials: list[int]) -> list[tuple[int, int]]
+//                 min_frequency: int, specials: list[int], progress: callable | None = None)
+//     -> list[tuple[int, int]]
+// progress(tokens added so far) and Ctrl-C: see run_watched.
 // `tokens` are the base tokens (UTF-8); each merge (a, b) in the result makes
 // tokens[a] + tokens[b][prefix_len:], a new id when that string is new.
 // The inputs must be what trainers/wordpiece.py builds, else ValueError: distinct tokens, counts
@@ -2376,8 +2390,11 @@ static PyObject* tf_wordpiece_learn(PyObject*, PyObject* args) {
   PyObject *tokens, *words, *freqs, *unit_freq, *specials;
   Py_ssize_t prefix_len, vocab_size;
   long long min_frequency;
-  if (!PyArg_ParseTuple(args, "O!O!O!O!nnLO!", &PyList_Type, &tokens, &PyList_Type, &words, &PyList_Type, &freqs,
-                        &PyList_Type, &unit_freq, &prefix_len, &vocab_size, &min_frequency, &PyList_Type, &specials))
+  PyObject* progress = Py_None;
+  if (!PyArg_ParseTuple(args, "O!O!O!O!nnLO!|O", &PyList_Type, &tokens, &PyList_Type, &words, &PyList_Type, &freqs,
+                        &PyList_Type, &unit_freq, &prefix_len, &vocab_size, &min_frequency, &PyList_Type, &specials,
+                        &progress) ||
+      !progress_ok(progress, "wordpiece_learn"))
     return nullptr;
   Py_ssize_t n_tok = PyList_GET_SIZE(tokens), n_words = PyList_GET_SIZE(words);
   if (PyList_GET_SIZE(freqs) != n_words || PyList_GET_SIZE(unit_freq) != n_tok || prefix_len < 0 || vocab_size < 0) {
@@ -2443,15 +2460,9 @@ static PyObject* tf_wordpiece_learn(PyObject*, PyObject* args) {
       PyErr_SetString(PyExc_OverflowError, "wordpiece_learn: the unit counts sum past int64");
       return nullptr;
     }
-    bool oom = false;
-    Py_BEGIN_ALLOW_THREADS
-    try {
-      merges = t.run();
-    } catch (const std::exception&) {  // bad_alloc, length_error: out of memory either way
-      oom = true;
-    }
-    Py_END_ALLOW_THREADS
-    if (oom) return PyErr_NoMemory();
+    if (!run_watched(t.ticker, progress, (size_t)vocab_size - std::min((size_t)vocab_size, (size_t)n_tok),
+                     [&] { merges = t.run(); }))
+      return nullptr;
   } catch (const std::exception&) {
     return PyErr_NoMemory();
   }

@@ -6,25 +6,9 @@ namespace tf {
 namespace bpe_train {
 
 std::vector<std::pair<uint32_t, uint32_t>> Merger::run(size_t num_merges) {
-  using Clock = std::chrono::steady_clock;
   std::vector<std::pair<uint32_t, uint32_t>> merges;
-  stopped = false;
-  auto last_tick = Clock::now();
-  size_t last_done = 0;
-  // Calls tick when it is due (by count or by time); false when it asked to stop.
-  auto poll = [&](bool by_count) -> bool {
-    if (!tick) return true;
-    bool due = by_count && tick_every && merges.size() - last_done >= tick_every;
-    Clock::time_point now = Clock::now();
-    if (!due && now - last_tick < TICK_INTERVAL) return true;
-    if (!tick(merges.size())) {
-      stopped = true;
-      return false;
-    }
-    last_tick = Clock::now();
-    last_done = merges.size();
-    return true;
-  };
+  ticker.start();
+  auto poll = [&](bool by_count) { return ticker.poll(merges.size(), by_count); };
   for (uint32_t idx = 0; idx < words.size(); ++idx) {
     if ((idx & 0xFFFF) == 0 && !poll(false)) return merges;
     const auto& w = words[idx];
@@ -96,7 +80,7 @@ std::vector<std::pair<uint32_t, uint32_t>> Merger::run(size_t num_merges) {
       if (key != p && info->count > 0) heap.push(Entry{info->count, (uint32_t)(key >> 32), (uint32_t)key});
     }
   }
-  if (tick && merges.size() != last_done && !tick(merges.size())) stopped = true;  // the final count
+  ticker.finish(merges.size());
   return merges;
 }
 

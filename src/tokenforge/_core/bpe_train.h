@@ -8,13 +8,10 @@
 // strings compared through `order` (a byte permutation), so the result equals
 // the pure-Python trainer's, merge for merge.
 //
-// The loop can be watched and stopped: when `tick` is set, run() calls it every
-// `tick_every` merges (0: never by count) and whenever about TICK_INTERVAL has
-// passed since the last call (also inside a long merge and the initial count),
-// with the number of merges learned so far. tick returning false stops the loop
-// at once (`stopped` is then true and the merges are not a complete result).
-// The binding uses it to check for signals (Ctrl-C) and report progress; the
-// merges learned never depend on it.
+// The loop is watched by `ticker` (ticker.h) with the number of merges learned
+// so far, also inside a long merge and the initial count. The binding uses it
+// to check for signals (Ctrl-C) and report progress; the merges learned never
+// depend on it.
 #pragma once
 
 #include <chrono>
@@ -28,6 +25,7 @@
 
 #include "pair_table.h"
 #include "scan.h"
+#include "ticker.h"
 
 namespace tf {
 namespace bpe_train {
@@ -79,10 +77,7 @@ struct Merger {
     if (l.empty() || l.back() != idx) l.push_back(idx);
   }
 
-  std::function<bool(size_t)> tick;  // see the top of this file
-  size_t tick_every = 0;
-  bool stopped = false;
-  static constexpr std::chrono::milliseconds TICK_INTERVAL{50};
+  Ticker ticker;  // see the top of this file
 
   // Up to num_merges merges (a, b); merge k creates id keys.size() + k (at the start).
   std::vector<std::pair<uint32_t, uint32_t>> run(size_t num_merges);

@@ -6,7 +6,10 @@ namespace tf {
 namespace spm_bpe_train {
 
 std::vector<std::pair<uint32_t, uint32_t>> Trainer::run() {
+  std::vector<std::pair<uint32_t, uint32_t>> merges;
+  ticker.start();
   for (uint32_t idx = 0; idx < words.size(); ++idx) {
+    if ((idx & 0xFFFF) == 0 && !ticker.poll(0, false)) return merges;
     const auto& w = words[idx];
     for (size_t k = 0; k + 1 < w.size(); ++k) {
       Pair& p = pair(w[k], w[k + 1]);
@@ -19,10 +22,10 @@ std::vector<std::pair<uint32_t, uint32_t>> Trainer::run() {
     if (p.valid && p.count > 0) heap.push(Entry{p.count, (uint32_t)(p.key >> 32), (uint32_t)p.key});
   });
 
-  std::vector<std::pair<uint32_t, uint32_t>> merges;
   std::vector<uint32_t> list, out, hits, touched_pos;
   std::vector<std::pair<uint64_t, int64_t>> touched;  // pairs changed by this merge, with their count before
   while (merges.size() < n_merges && !heap.empty()) {
+    if (!ticker.poll(merges.size())) return merges;
     Entry e = heap.top();
     heap.pop();
     const uint32_t a = e.a, b = e.b;
@@ -55,7 +58,9 @@ std::vector<std::pair<uint32_t, uint32_t>> Trainer::run() {
       p.count += d;
       return &p;
     };
+    size_t visited = 0;
     for (uint32_t idx : list) {
+      if ((++visited & 0xFFF) == 0 && !ticker.poll(merges.size(), false)) return merges;
       auto& w = words[idx];
       const size_t n = w.size();
       hits.clear();
@@ -107,6 +112,7 @@ std::vector<std::pair<uint32_t, uint32_t>> Trainer::run() {
     }
     pairs.get(key).count = 0;
   }
+  ticker.finish(merges.size());
   return merges;
 }
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "pair_table.h"
+#include "ticker.h"
 
 namespace tf {
 namespace spm_bpe_train {
@@ -138,6 +139,8 @@ struct Trainer {
     auto& l = holders[p.list];
     if (l.empty() || l.back() != idx) l.push_back(idx);
   }
+
+  Ticker ticker;  // watches run() (ticker.h); what it learns never depends on it
 
   std::vector<std::pair<uint32_t, uint32_t>> run();
 };

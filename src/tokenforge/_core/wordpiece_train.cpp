@@ -6,12 +6,15 @@ namespace tf {
 namespace wordpiece_train {
 
 std::vector<std::pair<uint32_t, uint32_t>> Trainer::run() {
-  size_t n_units = tokens.size();
+  std::vector<std::pair<uint32_t, uint32_t>> merges;
+  const size_t n_units = tokens.size();
+  ticker.start();  // counts the tokens added
   others.resize(n_units);
   rows.resize(n_units);
   row_stamp.assign(n_units, 0);
   row_best.assign(n_units, Entry{0, 0, 0, 0, PairTable::NONE, PairTable::NONE});
   for (uint32_t idx = 0; idx < words.size(); ++idx) {
+    if ((idx & 0xFFFF) == 0 && !ticker.poll(0, false)) return merges;
     const auto& w = words[idx];
     for (size_t k = 0; k + 1 < w.size(); ++k) {
       Pair& p = pairs.get(pk(w[k], w[k + 1]));
@@ -33,10 +36,10 @@ std::vector<std::pair<uint32_t, uint32_t>> Trainer::run() {
     touched_rows.clear();
   }
 
-  std::vector<std::pair<uint32_t, uint32_t>> merges;
   std::vector<uint64_t> touched;
   std::vector<uint32_t> out, list;
   while (tokens.size() < vocab_size && !heap.empty()) {
+    if (!ticker.poll(tokens.size() - n_units)) return merges;
     Entry e = heap.top();
     heap.pop();
     uint32_t a = e.a, b = e.b;
@@ -81,7 +84,9 @@ std::vector<std::pair<uint32_t, uint32_t>> Trainer::run() {
       return p;
     };
     int64_t merged = 0;
+    size_t visited = 0;
     for (uint32_t idx : list) {
+      if ((++visited & 0xFFF) == 0 && !ticker.poll(tokens.size() - n_units, false)) return merges;
       auto& w = words[idx];
       size_t n = w.size();
       out.clear();
@@ -124,6 +129,7 @@ std::vector<std::pair<uint32_t, uint32_t>> Trainer::run() {
     if (nw != a && nw != b) unit_changed(nw);
     for (uint32_t u : touched_rows) refresh(u);
   }
+  ticker.finish(tokens.size() - n_units);
   return merges;
 }
 

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "pair_table.h"
+#include "ticker.h"
 
 namespace tf {
 namespace wordpiece_train {
@@ -222,6 +223,8 @@ struct Trainer {
     row_stamp.push_back(0);
     row_best.push_back(Entry{0, 0, 0, 0, PairTable::NONE, PairTable::NONE});
   }
+
+  Ticker ticker;  // watches run() (ticker.h); what it learns never depends on it
 
   std::vector<std::pair<uint32_t, uint32_t>> run();
 };

@@ -213,14 +213,14 @@ class SentencePieceBPETrainer:
             s = script_of(ch)
             scripts.append(-1 if s == "Inherited" else script_ids.setdefault(s, len(script_ids)))
             flags.append((ch in ("\u2585", "\0", " ")) | (ch == SPACE) << 1 | ch.isdecimal() << 2)
+        # the bar follows the native loop (which also stops on Ctrl-C): it reports the merges so far
         with Progress(n_merges, "merge", " pieces", show=None if self.show_progress else False) as bar:
             ids = native.spm_bpe_learn(
                 list(counts), list(counts.values()), [ord(ch) for ch in chars], scripts, flags, sorted(taken),
                 n_merges, self.max_piece_length, self.split_digits, self.split_by_number,
-                self.split_by_unicode_script,
+                self.split_by_unicode_script, bar.set if bar else None,
             )
-            if bar:
-                bar(len(ids))
+            bar.set(len(ids))
         symbols = list(chars)
         for a, b in ids:
             symbols.append(symbols[a] + symbols[b])

@@ -326,6 +326,7 @@ def _learn(
                 min(vocab_size, 2**62),
                 min(min_frequency, 2**62),  # any larger value merges nothing either
                 sorted(special_ids),
+                bar.set if bar is not None else None,  # tokens added so far; the loop also stops on Ctrl-C
             )
             merges: list[tuple[str, str]] = []
             cut = len(prefix)
@@ -336,7 +337,7 @@ def _learn(
                     token_id[new_str] = len(tokens)
                     tokens.append(new_str)
             if bar is not None:
-                bar.update(len(tokens) - len(base))
+                bar.set(len(tokens) - len(base))
             return tokens, merges
         return tokens, _merge_python(
             tokens, token_id, special_ids, words, freqs, unit_freq, prefix, vocab_size, min_frequency, bar
