@@ -44,9 +44,9 @@ True
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn, SupportsIndex, cast
 
 from .errors import EncodeInputError, SpecialTokenError
 
@@ -122,7 +122,7 @@ class ChatTemplate(ABC):
         """Ids of ``text`` with special-token matching OFF: every string is ordinary text."""
         if not text:
             return []
-        return self._tok.encode(text, add_special_tokens=False, allowed_special=(), disallowed_special=())
+        return cast("list[int]", self._tok.encode(text, add_special_tokens=False, allowed_special=(), disallowed_special=()))
 
     def render(self, messages: Sequence[Message], *, add_generation_prompt: bool = False) -> list[int]:
         """Ids of the conversation: control ids inserted by code, all text encoded as ordinary text."""
@@ -209,7 +209,8 @@ class Llama3(ChatTemplate):
 # with every special-token string removed from the messages, and the control
 # tokens of the two renders must be the same, else the render is refused.
 
-_MARKS = ("\ue000\ue001", "\uf8fe\uf8ff", "\U000f0000\U000f0001", "\U00100000\U00100001")
+#: Each entry is two marker characters, (left, right).
+_MARKS: tuple[Sequence[str], ...] = ("\ue000\ue001", "\uf8fe\uf8ff", "\U000f0000\U000f0001", "\U00100000\U00100001")
 
 
 class _Text(str):
@@ -228,7 +229,7 @@ class _Text(str):
     def __html__(self) -> str:
         return str(self)
 
-    def _wrap(self, value):
+    def _wrap(self, value: Any) -> Any:
         if type(value) is str:
             return type(self)(value)
         if isinstance(value, list):
@@ -237,29 +238,29 @@ class _Text(str):
             return tuple(self._wrap(v) for v in value)
         return value
 
-    def __add__(self, other):
+    def __add__(self, other: str) -> str:
         return str(self) + (str(other) if isinstance(other, _Text) else other)
 
-    def __radd__(self, other):
+    def __radd__(self, other: str) -> str:
         return other + str(self)
 
-    def __mod__(self, other):
+    def __mod__(self, other: object) -> str:
         return str(self) % other
 
-    def __mul__(self, n):
-        return self._wrap(str.__str__(self) * n)
+    def __mul__(self, n: SupportsIndex) -> str:
+        return cast(str, self._wrap(str.__str__(self) * n))
 
-    def __getitem__(self, key):
-        return self._wrap(str.__getitem__(self, key))
+    def __getitem__(self, key: SupportsIndex | slice) -> str:
+        return cast(str, self._wrap(str.__getitem__(self, key)))
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return (type(self)(c) for c in str.__str__(self))
 
 
-def _text_method(name: str):
+def _text_method(name: str) -> Callable[..., Any]:
     base = getattr(str, name)
 
-    def method(self, *args, **kwargs):
+    def method(self: _Text, *args: Any, **kwargs: Any) -> Any:
         return self._wrap(base(self, *args, **kwargs))
 
     method.__name__ = name
@@ -295,15 +296,18 @@ class JinjaTemplate(ChatTemplate):
         self._jinja = jinja2
         env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
 
-        def raise_exception(message):
+        def raise_exception(message: str) -> NoReturn:
             raise jinja2.exceptions.TemplateError(message)
 
-        def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+        def tojson(
+            x: Any, ensure_ascii: bool = False, indent: int | str | None = None,
+            separators: tuple[str, str] | None = None, sort_keys: bool = False,
+        ) -> str:
             import json
 
             return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
-        def strftime_now(fmt):
+        def strftime_now(fmt: str) -> str:
             from datetime import datetime
 
             return datetime.now().strftime(fmt)

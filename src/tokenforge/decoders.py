@@ -136,7 +136,7 @@ class StreamDecoder:
             new._utf8.setstate(self._utf8.getstate())
         return new
 
-    def __deepcopy__(self, memo: dict) -> "StreamDecoder":
+    def __deepcopy__(self, memo: dict[int, Any]) -> "StreamDecoder":
         return self.__copy__()
 
     @property
@@ -194,7 +194,7 @@ class Decoder(Component):
     def decode(self, tokens: list[str]) -> str:
         return "".join(self.decode_chain(list(tokens)))
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[..., Decoder | None], tuple[dict[str, Any]]]:
         return (decoder_from_dict, (self.to_dict(),))
 
 
@@ -454,7 +454,7 @@ class Replace(Decoder):
     def decode_chain(self, tokens: list[str]) -> list[str]:
         from .pretokenizers import oniguruma_matches
 
-        out = []
+        out: list[str] = []
         for t in tokens:
             if not t:
                 out.append(t)
@@ -629,7 +629,7 @@ class Sequence(Decoder):
 
     type_name = "Sequence"
 
-    def __init__(self, decoders) -> None:
+    def __init__(self, decoders: Iterable[Decoder]) -> None:
         self.decoders = tuple(decoders)
 
     def decode_chain(self, tokens: list[str]) -> list[str]:

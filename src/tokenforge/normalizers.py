@@ -99,10 +99,10 @@ from __future__ import annotations
 import base64
 import unicodedata
 from abc import abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Sequence as _Seq
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import regex
 
@@ -116,6 +116,14 @@ from .errors import (
 )
 from .sentencepiece.charsmap import NAMED_CHARSMAPS, Charsmap, decode_charsmap_field
 from .pretokenizers import Regex, compile_oniguruma, oniguruma_matches
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from .pretokenizers import _HFRegex
+
+    #: A form ``unicodedata.normalize`` takes.
+    _Form = Literal["NFC", "NFD", "NFKC", "NFKD"]
 
 __all__ = [
     "NAMED_CHARSMAPS",
@@ -172,6 +180,9 @@ class NormalizedText:
     """
 
     __slots__ = ("_alignment", "_normalized", "_original")
+    _original: str
+    _normalized: str
+    _alignment: tuple[Span, ...]
 
     def __init__(
         self,
@@ -201,7 +212,7 @@ class NormalizedText:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("NormalizedText is immutable")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[NormalizedText], tuple[str, str, tuple[Span, ...]]]:
         return (NormalizedText, (self._original, self._normalized, self._alignment))
 
     @property
@@ -346,7 +357,7 @@ class Normalizer(Component):
     def __call__(self, text: str) -> str:
         return self.normalize_str(text)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[..., Normalizer | None], tuple[dict[str, Any]]]:
         # rebuilt from the serialized form: caches (which hold bound methods) are not pickled
         return (normalizer_from_dict, (self.to_dict(),))
 
@@ -418,19 +429,19 @@ class Identity(Normalizer):
 
 
 @cache
-def _decomp_starts_with_starter(form: str, c: str) -> bool:
+def _decomp_starts_with_starter(form: _Form, c: str) -> bool:
     d = unicodedata.normalize(form, c)
     return bool(d) and unicodedata.combining(d[0]) == 0
 
 
-def _unicode_segments(form: str, text: str) -> list[tuple[int, int, str]]:
+def _unicode_segments(form: _Form, text: str) -> list[tuple[int, int, str]]:
     """Independent segments of ``text`` under ``form``, with their normalized text.
 
     Only segments that change are returned (others are copied by ``_rewrite``).
     """
     nf = unicodedata.normalize
     combining = unicodedata.combining
-    decomp = "NFD" if form in ("NFC", "NFD") else "NFKD"
+    decomp: _Form = "NFD" if form in ("NFC", "NFD") else "NFKD"
     composes = form in ("NFC", "NFKC")
     n = len(text)
     # atom boundaries: before a starter whose decomposition also begins with a starter
@@ -469,16 +480,16 @@ class _UnicodeForm(Normalizer):
 
     def normalize(self, nt: NormalizedText) -> NormalizedText:
         text = nt.normalized
-        if unicodedata.is_normalized(self.form, text):
+        if unicodedata.is_normalized(cast("_Form", self.form), text):
             return nt
-        segs = _unicode_segments(self.form, text)
+        segs = _unicode_segments(cast("_Form", self.form), text)
         out = nt._rewrite(segs)
-        if out.normalized != unicodedata.normalize(self.form, text):  # never seen; kept as a guard
-            return nt._rewrite([(0, len(text), unicodedata.normalize(self.form, text))])
+        if out.normalized != unicodedata.normalize(cast("_Form", self.form), text):  # never seen; kept as a guard
+            return nt._rewrite([(0, len(text), unicodedata.normalize(cast("_Form", self.form), text))])
         return out
 
     def normalize_str(self, text: str) -> str:
-        return unicodedata.normalize(self.form, text)
+        return unicodedata.normalize(cast("_Form", self.form), text)
 
 
 class NFC(_UnicodeForm):
@@ -525,13 +536,13 @@ class NFKD(_UnicodeForm):
 # Character maps: lowercase, strip accents, BERT
 
 
-class _CharTable(dict):
+class _CharTable(dict[int, str]):
     """``code point -> replacement`` computed on demand by ``rule`` and cached.
 
     Usable both by ``str.translate`` and by :meth:`NormalizedText._map_chars`.
     """
 
-    def __init__(self, rule) -> None:
+    def __init__(self, rule: Callable[[str], str]) -> None:
         super().__init__()
         self.rule = rule
 
@@ -745,7 +756,7 @@ class Replace(Normalizer):
         if isinstance(pattern, str):
             self.pattern: str = pattern
             self.is_regex = False
-            self._re = regex.compile(regex.escape(pattern))
+            self._re: regex.Pattern[str] | _HFRegex = regex.compile(regex.escape(pattern))
         elif isinstance(pattern, Regex) or (hasattr(pattern, "pattern") and hasattr(pattern, "finditer")):
             if not isinstance(pattern.pattern, str):
                 raise ArgumentTypeError(f"pattern must be a str regex, got {type(pattern.pattern).__name__}")
@@ -1036,7 +1047,7 @@ class Precompiled(Normalizer):
         if (charsmap is None) == (precompiled_charsmap is None):
             raise ArgumentTypeError("Precompiled takes one charsmap (charsmap or HF's name, precompiled_charsmap)")
         if charsmap is None:
-            charsmap = precompiled_charsmap
+            charsmap = cast(bytes, precompiled_charsmap)
         if isinstance(charsmap, str):
             charsmap = Charsmap.named(charsmap)
         elif not isinstance(charsmap, Charsmap):

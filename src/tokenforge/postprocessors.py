@@ -20,9 +20,9 @@ from __future__ import annotations
 import reprlib
 import dataclasses
 from abc import abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Sequence as Seq
-from typing import Any
+from typing import Any, cast
 
 from ._component import Component, Registry, field
 from .encoding import Encoding
@@ -52,7 +52,7 @@ class PostProcessor(Component):
             if item == "A":
                 out._extend(a, type_id, 0)
             elif item == "B":
-                out._extend(b, type_id, 1)
+                out._extend(cast(Encoding, b), type_id, 1)
             else:
                 for tid, tok in zip(*item):
                     out._append(tid, tok, (0, 0), type_id, True, None)
@@ -66,7 +66,7 @@ class PostProcessor(Component):
             if item == "A":
                 out.extend(a)
             elif item == "B":
-                out.extend(b)
+                out.extend(cast("list[int]", b))
             else:
                 out.extend(item[0])
         return out
@@ -92,7 +92,7 @@ class PostProcessor(Component):
     def _template(self, pair: bool) -> list[tuple[Any, int]]:
         """The template: ``("A"|"B", type_id)`` for the sequences, ``((ids, tokens), type_id)`` for added tokens."""
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[..., PostProcessor | None], tuple[dict[str, Any]]]:
         return (post_processor_from_dict, (self.to_dict(),))
 
 
@@ -131,7 +131,7 @@ class TemplateProcessing(PostProcessor):
 
     type_name = "TemplateProcessing"
 
-    def __init__(self, single, pair=None, special_tokens: Iterable[Any] = ()) -> None:
+    def __init__(self, single: str | Seq[Any], pair: str | Seq[Any] | None = None, special_tokens: Iterable[Any] = ()) -> None:
         self.single = self._parse(single, "single")
         self.pair = self._parse(pair if pair is not None else self._default_pair(single), "pair")
         specials: dict[str, tuple[list[int], list[str]]] = {}
@@ -169,12 +169,12 @@ class TemplateProcessing(PostProcessor):
             raise FileFormatError(f"TemplateProcessing pair template must use $A and $B once each, got {seqs}")
 
     @staticmethod
-    def _default_pair(single) -> list[str]:
+    def _default_pair(single: str | Seq[Any]) -> list[Any]:
         items = single.split() if isinstance(single, str) else list(single)
         return list(items) + ["$B:1" if isinstance(single, str) else {"Sequence": {"id": "B", "type_id": 1}}]
 
     @staticmethod
-    def _parse(tmpl, where: str) -> list[tuple[str, str, int]]:
+    def _parse(tmpl: Any, where: str) -> list[tuple[str, str, int]]:
         items = tmpl.split() if isinstance(tmpl, str) else tmpl
         if not isinstance(items, (list, tuple)):
             raise FileFormatError(f"TemplateProcessing {where} template must be a string or a list")
@@ -187,7 +187,7 @@ class TemplateProcessing(PostProcessor):
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        def items(tmpl):
+        def items(tmpl: list[tuple[str, str, int]]) -> list[dict[str, dict[str, Any]]]:
             return [
                 {"Sequence" if k == "seq" else "SpecialToken": {"id": i, "type_id": t}} for k, i, t in tmpl
             ]
@@ -236,7 +236,7 @@ class RobertaProcessing(PostProcessor):
 
     type_name = "RobertaProcessing"
 
-    def __init__(self, sep=("</s>", 2), cls=("<s>", 0), trim_offsets: bool = True, add_prefix_space: bool = True) -> None:
+    def __init__(self, sep: tuple[str, int] = ("</s>", 2), cls: tuple[str, int] = ("<s>", 0), trim_offsets: bool = True, add_prefix_space: bool = True) -> None:
         self.sep = _token_id(sep, "RobertaProcessing sep")
         self.cls = _token_id(cls, "RobertaProcessing cls")
         self.trim_offsets = bool(trim_offsets)
@@ -289,7 +289,7 @@ def trim_byte_level_offsets(enc: Encoding, add_prefix_space: bool) -> Encoding:
     return out
 
 
-def _count_spaces(chars) -> int:
+def _count_spaces(chars: Iterable[str]) -> int:
     n = 0
     for c in chars:
         # GPT-2's stand-in for the space byte, or Unicode White_Space (\x1c-\x1f are not).

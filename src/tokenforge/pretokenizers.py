@@ -49,9 +49,9 @@ from __future__ import annotations
 import reprlib
 from abc import abstractmethod
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import regex
 
@@ -312,7 +312,7 @@ def _alternation(parts: list[str]) -> str:
     return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
 
 
-def _hf_sets():
+def _hf_sets() -> dict[str, tuple[tuple[str, str], ...] | _Ranges]:
     from ._unicode_tables import (
         JOIN_CONTROL,
         ONIGURUMA_DIACRITIC_REMOVED,
@@ -366,7 +366,10 @@ def _hf_charset(key: str, negated: bool, onig: bool = True) -> _CharSet:
             items = ((f"[:{name}:]", f"[:^{name}:]"),)
         else:
             items = ((f"\\{kind}", f"\\{kind.upper()}"),)
-    return _CharSet(items, added=table.get(norm + "+", ()), removed=table.get(norm + "-", ()), negated=negated)
+    return _CharSet(
+        cast("tuple[tuple[str, str], ...]", items), added=cast("_Ranges", table.get(norm + "+", ())),
+        removed=cast("_Ranges", table.get(norm + "-", ())), negated=negated,
+    )
 
 
 def _class_escape_key(letter: str) -> tuple[str, bool] | None:
@@ -429,7 +432,7 @@ class _OnigTranslator:
             self.i = i + 3
             return ord(p[i + 2]) & 0x1F
         if c == "0":
-            m = regex.match(r"0[0-7]{0,2}", p[i + 1 :])
+            m = cast("regex.Match[str]", regex.match(r"0[0-7]{0,2}", p[i + 1 :]))  # always matches: p[i + 1] is "0"
             self.i = i + 1 + m.end()
             return int(m.group(), 8)
         return None
@@ -544,7 +547,7 @@ class _OnigTranslator:
         inter = "(?:" + "".join(f"(?={o})" for o in operands[:-1]) + operands[-1] + ")"
         return f"(?:(?!{inter})[\\s\\S])" if negated else inter
 
-    def _operand(self, plain, sets, nested) -> str:
+    def _operand(self, plain: list[tuple[int, int]], sets: list[_CharSet], nested: list[str]) -> str:
         parts = ([self.union(plain, sets, False)] if plain or sets else []) + nested
         if not parts:
             return "(?!)"
@@ -554,7 +557,7 @@ class _OnigTranslator:
     def translate(self) -> str:
         p = self.p
         out: list[str] = []
-        groups: list[list] = []  # per open group: [index of its "(" in out, scoped-flag groups to close, flags]
+        groups: list[list[Any]] = []  # per open group: [index of its "(" in out, scoped-flag groups to close, flags]
         flags = {"i": False, "x": False}
         atom = None  # index in out where the last atom starts
         while self.i < len(p):
@@ -683,7 +686,9 @@ class _OnigTranslator:
                     out.append(p[self.i : end + 1])
                     self.i = end + 1
                     continue
-                m = regex.match(r"\((?:\?(?:[:=!>]|<[=!]|<[A-Za-z_]\w*>|'[A-Za-z_]\w*'))?", p[self.i :])
+                m = cast(  # always matches: p[self.i] is "("
+                    "regex.Match[str]", regex.match(r"\((?:\?(?:[:=!>]|<[=!]|<[A-Za-z_]\w*>|'[A-Za-z_]\w*'))?", p[self.i :])
+                )
                 out.append(m.group())
                 groups.append([start, 0, flags])
                 self.i += m.end()
@@ -755,7 +760,7 @@ def oniguruma_to_regex(pattern: str) -> str:
     return _OnigTranslator(pattern).translate()
 
 
-def oniguruma_matches(compiled, text: str) -> list[tuple[int, int]]:
+def oniguruma_matches(compiled: regex.Pattern[str] | _HFRegex, text: str) -> list[tuple[int, int]]:
     """The ``(start, end)`` of each match of ``compiled`` in ``text``, found as HF tokenizers
     finds them (the Rust ``onig`` crate's ``find_iter``).
 
@@ -805,22 +810,22 @@ class _HFRegex:
         self._differ = frozenset(map(chr, differ))
         self._lowest = min(differ, default=0x110000)
 
-    def for_text(self, text: str):
+    def for_text(self, text: str) -> regex.Pattern[str]:
         """The compiled pattern to use on ``text``."""
         if self.fast is self.exact or (self._lowest >= 0x80 and text.isascii()) or self._differ.isdisjoint(text):
             return self.fast
         return self.exact
 
-    def finditer(self, text: str, *args: Any, **kwargs: Any):
+    def finditer(self, text: str, *args: Any, **kwargs: Any) -> Iterator[regex.Match[str]]:
         return self.for_text(text).finditer(text, *args, **kwargs)
 
-    def findall(self, text: str, *args: Any, **kwargs: Any):
+    def findall(self, text: str, *args: Any, **kwargs: Any) -> list[Any]:
         return self.for_text(text).findall(text, *args, **kwargs)
 
-    def search(self, text: str, *args: Any, **kwargs: Any):
+    def search(self, text: str, *args: Any, **kwargs: Any) -> regex.Match[str] | None:
         return self.for_text(text).search(text, *args, **kwargs)
 
-    def match(self, text: str, *args: Any, **kwargs: Any):
+    def match(self, text: str, *args: Any, **kwargs: Any) -> regex.Match[str] | None:
         return self.for_text(text).match(text, *args, **kwargs)
 
     def sub(self, repl: Any, text: str, *args: Any, **kwargs: Any) -> str:
@@ -1033,7 +1038,7 @@ def _punct_re() -> "_HFRegex":
     return _dual_regex(lambda fixups, collect: _charset_union(_ASCII_PUNCT, [punct], False, False, collect, fixups))
 
 
-def _dual_regex(build) -> "_HFRegex":
+def _dual_regex(build: Callable[[bool, set[int] | None], str]) -> "_HFRegex":
     """An :class:`_HFRegex` from ``build(fixups, collect)``, which writes its ``regex`` source."""
     differ: set[int] = set()
     exact = build(True, differ)
@@ -1041,7 +1046,7 @@ def _dual_regex(build) -> "_HFRegex":
 
 
 @lru_cache(maxsize=1)
-def _numeric_re():
+def _numeric_re() -> _HFRegex:
     # Rust's char::is_numeric (general category Nd, Nl or No) as HF tokenizers is built.
     from ._unicode_tables import RUST_NUMERIC_REMOVED
 
@@ -1131,7 +1136,7 @@ def split_spans(length: int, matches: list[tuple[int, int]], behavior: str, inve
         pos = e
     if pos < length or not marked:
         marked.append((pos, length, invert))
-    out: list[list] = []
+    out: list[list[int]] = []
     if behavior == "removed":
         return [(s, e) for s, e, m in marked if not m and e > s]
     if behavior == "isolated":
@@ -1190,7 +1195,7 @@ class PreTokenizer(Component):
     def _split_pieces(self, pieces: list[Piece]) -> list[Piece]:
         """Cut each piece further (pieces keep their spans in the split text)."""
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[..., PreTokenizer | None], tuple[dict[str, Any]]]:
         return (pre_tokenizer_from_dict, (self.to_dict(),))
 
 
@@ -1236,7 +1241,7 @@ class RegexSplit(PreTokenizer):
 
     def split(self, text: str, first: bool = True) -> list[str]:
         """Cut ``text`` into pieces whose concatenation is ``text`` (``first`` does not matter)."""
-        pieces = self._regex.findall(text)
+        pieces: list[str] = self._regex.findall(text)
         if sum(map(len, pieces)) == len(text):
             return pieces
         # The pattern skipped some text: keep each gap as a piece of its own.
@@ -1293,7 +1298,7 @@ class RegexSplit(PreTokenizer):
     def __repr__(self) -> str:
         return f"RegexSplit({self._name or self._source!r})"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[..., RegexSplit], tuple[dict[str, Any]]]:
         return (RegexSplit.from_dict, (self.to_dict(),))
 
 
@@ -1343,7 +1348,7 @@ class Split(_PieceByPiece):
         self.invert = bool(invert)
         if regex_pattern:
             try:
-                self._re = compile_oniguruma(pattern)
+                self._re: _HFRegex | regex.Pattern[str] = compile_oniguruma(pattern)
             except FileFormatError as exc:
                 raise FileFormatError(f"Split pattern: {exc}") from None
         else:
@@ -1431,7 +1436,7 @@ class WhitespaceSplit(_PieceByPiece):
 
 
 @lru_cache(maxsize=1)
-def _whitespace_re():
+def _whitespace_re() -> _HFRegex:
     # HF compiles this one with Rust's regex crate (Unicode 16.0; its \w has U+200C/U+200D).
     return _compile_hf(r"\w+|[^\w\s]+", onig=False, flags=0)
 
@@ -1567,7 +1572,7 @@ class FixedLength(_PieceByPiece):
 _SCRIPT_ANY = "\x00"
 
 
-class _ScriptKeys(dict):
+class _ScriptKeys(dict[int, str]):
     """``code point -> one character naming its script`` in HF's UnicodeScripts table, on demand.
 
     Scripts are Unicode's ``Script`` property (read with ``regex``) for the code points
@@ -1658,7 +1663,7 @@ class UnicodeScripts(_PieceByPiece):
 
 
 @lru_cache(maxsize=1)
-def _bert_re():
+def _bert_re() -> _HFRegex:
     space = [(ord(c), ord(c)) for c in sorted(WHITESPACE)]
     punct = _punct_set()
 
@@ -1735,7 +1740,7 @@ class Metaspace(PreTokenizer):
             return [text]
         return self._pieces_re().findall(text)
 
-    def _pieces_re(self):
+    def _pieces_re(self) -> regex.Pattern[str]:
         rep = regex.escape(self.replacement)
         return _compiled(f"{rep}[^{rep}]*|[^{rep}]+")
 
@@ -1822,7 +1827,7 @@ class ByteLevel(PreTokenizer):
 
 
 @lru_cache(maxsize=64)
-def _compiled(source: str):
+def _compiled(source: str) -> regex.Pattern[str]:
     return regex.compile(source)
 
 

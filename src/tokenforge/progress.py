@@ -23,7 +23,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class _Bar(Protocol):
+        """What :class:`Progress` uses of a ``tqdm`` bar."""
+
+        def update(self, n: int) -> object: ...
+        def set_postfix_str(self, s: str, refresh: bool) -> object: ...
+        def close(self) -> object: ...
 
 __all__ = ["MODES", "Progress", "enabled", "get_mode", "mode", "visible"]
 
@@ -108,11 +118,11 @@ class Progress:
         leave: bool = False,
     ) -> None:
         self.n = 0
-        self.bar = None
+        self.bar: _Bar | None = None
         if not enabled(show):
             return
         try:
-            from tqdm.auto import tqdm
+            from tqdm.auto import tqdm  # type: ignore[import-untyped, unused-ignore]  # no stubs unless types-tqdm
         except ImportError:  # pragma: no cover - tqdm is a dependency
             return
         self.bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=unit_scale, unit_divisor=unit_divisor,

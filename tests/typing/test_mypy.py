@@ -41,6 +41,17 @@ PUBLIC_MODULES = (
     "tokenforge.trainers.bpe",
     "tokenforge.prepare",
     "tokenforge.prepare.reader",
+    "tokenforge.trainers.wordpiece",
+    "tokenforge.trainers.unigram",
+    "tokenforge.trainers.spm_bpe",
+    "tokenforge.compat.sentencepiece",
+    "tokenforge.compat.cs336",
+    "tokenforge.chat",
+    "tokenforge.decoders",
+    "tokenforge.normalizers",
+    "tokenforge.pretokenizers",
+    "tokenforge.postprocessors",
+    "tokenforge.progress",
 )
 PUBLIC_PACKAGES = ("tokenforge.compat.tiktoken",)
 

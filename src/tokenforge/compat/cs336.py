@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from typing import Any, cast
 
 from .. import bytelevel
 from ..errors import FileFormatError
@@ -30,10 +31,10 @@ __all__ = ["Tokenizer", "train_bpe"]
 
 
 def train_bpe(
-    input_path: str | os.PathLike,
+    input_path: str | os.PathLike[str],
     vocab_size: int,
     special_tokens: list[str],
-    **kwargs,
+    **kwargs: Any,
 ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
     """Train byte-level BPE on one file; return ``(vocab, merges)``.
 
@@ -42,10 +43,10 @@ def train_bpe(
     """
     kwargs.setdefault("tie_break", "gpt2_unicode")
     tok = BPETrainer(vocab_size, special_tokens=special_tokens, **kwargs).train([input_path])
-    vocab = dict(tok.model.vocab)
+    vocab = dict(cast(BPE, tok.model).vocab)
     for s, i in tok.special_tokens.items():
         vocab[i] = s.encode("utf-8")
-    return dict(sorted(vocab.items())), tok.model.merges or []
+    return dict(sorted(vocab.items())), cast(BPE, tok.model).merges or []
 
 
 class Tokenizer:
@@ -58,7 +59,7 @@ class Tokenizer:
         special_tokens: list[str] | None = None,
     ) -> None:
         specials: dict[str, int] = {}
-        by_bytes = {}
+        by_bytes: dict[bytes, int] = {}
         for i, b in sorted(vocab.items()):
             by_bytes.setdefault(bytes(b), i)
         next_id = max(vocab, default=-1) + 1
@@ -93,8 +94,8 @@ class Tokenizer:
     @classmethod
     def from_files(
         cls,
-        vocab_filepath: str | os.PathLike,
-        merges_filepath: str | os.PathLike,
+        vocab_filepath: str | os.PathLike[str],
+        merges_filepath: str | os.PathLike[str],
         special_tokens: list[str] | None = None,
     ) -> "Tokenizer":
         """Load GPT-2 style ``vocab.json`` and ``merges.txt`` (byte-level alphabet)."""

@@ -22,12 +22,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import InvalidArgumentError, UnknownIdError
 from ..sentencepiece.constants import PieceType
 from .._io import read_bytes
 from ..sentencepiece.proto import ModelProto, decode_model, read_model
+
+if TYPE_CHECKING:
+    from ..decoders import Decoder
+    from ..tokenizer import Tokenizer
 
 __all__ = ["SentencePieceProcessor"]
 
@@ -37,7 +41,7 @@ class SentencePieceProcessor:
 
     def __init__(
         self,
-        model_file: str | os.PathLike | None = None,
+        model_file: str | os.PathLike[str] | None = None,
         model_proto: bytes | None = None,
         out_type: type | str = int,
         add_bos: bool = False,
@@ -49,7 +53,7 @@ class SentencePieceProcessor:
         alpha: float = 0.1,
         num_threads: int = -1,
     ) -> None:
-        self._tok = None
+        self._tok: Tokenizer | None = None
         self._defaults = dict(
             out_type=out_type, add_bos=add_bos, add_eos=add_eos, reverse=reverse, emit_unk_piece=emit_unk_piece,
             enable_sampling=enable_sampling, nbest_size=nbest_size, alpha=alpha,
@@ -58,7 +62,7 @@ class SentencePieceProcessor:
             self.load(model_file=model_file, model_proto=model_proto)
 
     # ------------------------------------------------------------- loading
-    def load(self, model_file: str | os.PathLike | None = None, model_proto: bytes | None = None) -> bool:
+    def load(self, model_file: str | os.PathLike[str] | None = None, model_proto: bytes | None = None) -> bool:
         """Load a ``.model`` file (or its serialized bytes)."""
         from ..presets import sentencepiece as load_sentencepiece
 
@@ -68,14 +72,14 @@ class SentencePieceProcessor:
             data = read_bytes(model_file)
             proto = decode_model(data, path=model_file)
         else:
-            data = bytes(model_proto)
+            data = bytes(cast(bytes, model_proto))
             proto = read_model(data)
         self._proto = proto
         self._serialized = data
         self._tok = load_sentencepiece(proto, name=os.path.basename(os.fspath(model_file)) if model_file else None)
-        self._pieces = [p.piece for p in proto.pieces]
-        self._types = [p.type for p in proto.pieces]
-        self._scores = [p.score for p in proto.pieces]
+        self._pieces: list[str] = [p.piece for p in proto.pieces]
+        self._types: list[int] = [p.type for p in proto.pieces]
+        self._scores: list[float] = [p.score for p in proto.pieces]
         self._ids = {p: i for i, p in reversed(list(enumerate(self._pieces)))}
         ts = proto.trainer_spec
         self._unk = self._special_id(ts.unk_piece, PieceType.UNKNOWN)
@@ -97,11 +101,11 @@ class SentencePieceProcessor:
         return i if i is not None and self._types[i] in types else -1
 
     @property
-    def tokenizer(self):
+    def tokenizer(self) -> Tokenizer:
         """The :class:`tokenforge.Tokenizer` behind this processor."""
         return self._loaded()
 
-    def _loaded(self):
+    def _loaded(self) -> Tokenizer:
         if self._tok is None:
             raise InvalidArgumentError("no model is loaded: call load(model_file=...) first")
         return self._tok
@@ -137,14 +141,14 @@ class SentencePieceProcessor:
 
     Encode = tokenize = Tokenize = encode
 
-    def _encode_one(self, text: str, opts: dict) -> list:
+    def _encode_one(self, text: str, opts: dict[str, Any]) -> list[Any]:
         tok = self._loaded()
         if not isinstance(text, str):
             raise InvalidArgumentError(f"input must be str, got {type(text).__name__}")
         as_pieces = opts["out_type"] is str
         if opts["enable_sampling"]:
             ids = self._sample(text, opts["nbest_size"], opts["alpha"])
-            out: list = [self._pieces[i] for i in ids] if as_pieces else ids
+            out: list[Any] = [self._pieces[i] for i in ids] if as_pieces else ids
         elif as_pieces:
             enc = tok.encode_full(text, add_special_tokens=False, disallowed_special=())
             unk = self._unk
@@ -159,7 +163,7 @@ class SentencePieceProcessor:
             out.append(self._extra(self._eos, "eos", as_pieces))
         return out
 
-    def _extra(self, i: int, what: str, as_piece: bool):
+    def _extra(self, i: int, what: str, as_piece: bool) -> int | str:
         if i < 0:
             raise InvalidArgumentError(f"this model defines no {what} piece, so add_{what} cannot be used")
         return self._pieces[i] if as_piece else i
@@ -222,7 +226,7 @@ class SentencePieceProcessor:
 
     Decode = detokenize = Detokenize = decode
 
-    def _decode_one(self, items: list) -> str:
+    def _decode_one(self, items: list[Any]) -> str:
         tok = self._loaded()
         if not items:
             return ""
@@ -230,7 +234,7 @@ class SentencePieceProcessor:
             return tok.decode(items)
         if all(isinstance(x, str) for x in items):
             # Pieces: known pieces decode as their ids would; other strings are their own text.
-            return tok.decoder.decode(items)
+            return cast("Decoder", tok.decoder).decode(items)
         raise InvalidArgumentError("decode takes ids or pieces, not a mix")
 
     def decode_ids(self, input: Any) -> Any:

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping, Sequence
-
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import _native
 from ..errors import SpecialTokenError, TrainingError
@@ -66,6 +66,11 @@ from ..progress import Progress
 from ..specials import check_special_list
 from . import NoTrainingDataError, VocabReport, check_vocab_size
 from .coverage import count_chars, required_chars, script_of
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from ..sentencepiece.proto import ModelProto
 
 __all__ = ["SentencePieceBPETrainer"]
 
@@ -151,7 +156,7 @@ class SentencePieceBPETrainer:
         return True
 
     # -- training -------------------------------------------------------------------
-    def _meta_pieces(self) -> list[tuple[str, int]]:
+    def _meta_pieces(self) -> list[tuple[str, PieceType]]:
         meta = [(self.unk_token, PieceType.UNKNOWN)] + [(t, PieceType.CONTROL) for t in self.special_tokens]
         if self.byte_fallback:
             meta += [(byte_piece(b), PieceType.BYTE) for b in range(256)]
@@ -204,7 +209,7 @@ class SentencePieceBPETrainer:
             return self._learn_native(native, counts, alphabet, n_merges, taken)
         return self._learn_python(counts, alphabet, n_merges, taken)
 
-    def _learn_native(self, native, counts: dict[str, int], alphabet: set[str], n_merges: int, taken: set[str]) -> list[str]:
+    def _learn_native(self, native: ModuleType, counts: dict[str, int], alphabet: set[str], n_merges: int, taken: set[str]) -> list[str]:
         chars = sorted(alphabet)  # ids in code-point order: id strings compare as the pieces do
         script_ids: dict[str, int] = {}
         scripts: list[int] = []
@@ -230,9 +235,9 @@ class SentencePieceBPETrainer:
         # words: runs of alphabet characters (a rare character ends a run: no piece holds it)
         words: list[list[str]] = []
         freqs: list[int] = []
-        for w, c in counts.items():
+        for text, c in counts.items():
             run: list[str] = []
-            for ch in w:
+            for ch in text:
                 if ch in alphabet:
                     run.append(ch)
                 else:
@@ -350,8 +355,8 @@ class SentencePieceBPETrainer:
     # -- export -------------------------------------------------------------------------
     def model_proto(
         self, model: PieceBPE, *, normalization: str = "identity", add_dummy_prefix: bool = True,
-        remove_extra_whitespaces: bool = False, trainer_settings: Mapping | None = None,
-    ):
+        remove_extra_whitespaces: bool = False, trainer_settings: Mapping[str, Any] | None = None,
+    ) -> ModelProto:
         """A sentencepiece ``ModelProto`` for a model this trainer made, for
         :func:`tokenforge.sentencepiece.proto.write_model` (by default identity
         normalization: the text is expected normalized already). ``trainer_settings``
@@ -362,13 +367,13 @@ class SentencePieceBPETrainer:
         if not model.is_sentencepiece:
             raise TrainingError("model_proto needs a SentencePiece-style PieceBPE")
         return build_model_proto(
-            [model.id_to_token(i) for i in range(model.vocab_size)], model.scores or [], model.types or [],
+            cast("list[str]", [model.id_to_token(i) for i in range(model.vocab_size)]), model.scores or [], model.types or [],
             model_type=ModelType.BPE, normalization=normalization, add_dummy_prefix=add_dummy_prefix,
             remove_extra_whitespaces=remove_extra_whitespaces,
             trainer_settings={**self.settings(), **(trainer_settings or {})},
         )
 
-    def settings(self) -> dict:
+    def settings(self) -> dict[str, Any]:
         """The ``TrainerSpec`` fields this trainer's options map to."""
         return {
             "character_coverage": self.character_coverage,

@@ -56,6 +56,7 @@ import time
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -66,6 +67,9 @@ from ..progress import Progress
 from ..sentencepiece.constants import SPACE, UNK_CHAR, PieceType, byte_piece, f32
 from . import NoTrainingDataError, check_vocab_size
 from .coverage import SCRIPTS, count_chars, required_chars, script_of
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 #: Pieces whose expected count falls below this are dropped in the M-step.
 EXPECTED_FREQUENCY_THRESHOLD = 0.5
@@ -277,7 +281,7 @@ def seed_pieces(
     limit: int,
     split_digits: bool = False,
     split_by_script: bool = True,
-    engine=None,
+    engine: _Python | _Native | None = None,
 ) -> list[tuple[str, float]]:
     """Seed vocabulary with initial log-probabilities: required characters, then frequent substrings.
 
@@ -408,7 +412,10 @@ class _Python:
         return Unigram([(self.strs[i], s) for i, s in zip(active.tolist(), scores.tolist())], unk_id=None,
                        types=[int(PieceType.NORMAL)] * len(active), backend="python")
 
-    def seed(self, max_len, keys, scripts, flags, split_digits, split_by_script, limit) -> list[tuple[str, int]]:
+    def seed(
+        self, max_len: int, keys: list[int], scripts: list[int], flags: bytes, split_digits: bool,
+        split_by_script: bool, limit: int,
+    ) -> list[tuple[str, int]]:
         info = {chr(k): (s, f) for k, s, f in zip(keys, scripts, flags)}
         counts: dict[str, int] = {}
         succ: dict[str, str] = {}
@@ -442,7 +449,7 @@ class _Python:
                     freq[pid] += c
         return freq, sum(c for _, c in self.words)
 
-    def alternatives(self, active: np.ndarray, scores: np.ndarray):
+    def alternatives(self, active: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return alternatives_py(self._model(active, scores), [self.strs[i] for i in active.tolist()])
 
 
@@ -451,7 +458,7 @@ class _Native:
     (``self.ids``: their seed ids); pieces dropped since are flagged absent, and the trie is
     rebuilt when it has become much bigger than the current vocabulary."""
 
-    def __init__(self, core, words: Sequence[tuple[str, int]], threads: int) -> None:
+    def __init__(self, core: ModuleType, words: Sequence[tuple[str, int]], threads: int) -> None:
         self.core = core
         self.words = list(words)
         self.threads = threads
@@ -478,7 +485,10 @@ class _Native:
         self.core.unigram_rescore(self.model, full.tobytes(), unk)
         return where
 
-    def seed(self, max_len, keys, scripts, flags, split_digits, split_by_script, limit) -> list[tuple[str, int]]:
+    def seed(
+        self, max_len: int, keys: list[int], scripts: list[int], flags: bytes, split_digits: bool,
+        split_by_script: bool, limit: int,
+    ) -> list[tuple[str, int]]:
         pos, lens, freqs = self.core.unigram_seed(
             self.corpus, max_len, keys, scripts, flags, split_digits, split_by_script, limit, self.threads
         )
@@ -498,7 +508,7 @@ class _Native:
         raw, _ = self.core.unigram_viterbi_counts(self.model, self.corpus, self.threads)
         return np.frombuffer(raw, dtype=np.int64)[where], sum(c for _, c in self.words)
 
-    def alternatives(self, active: np.ndarray, scores: np.ndarray):
+    def alternatives(self, active: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         where = self._load(active, scores)
         status, offsets, alts = self.core.unigram_alternatives(self.model, [self.strs[i] for i in active.tolist()])
         alts = np.frombuffer(alts, dtype=np.int32).astype(np.int64)

@@ -356,7 +356,7 @@ def _merge_python(
     prefix: str,
     vocab_size: int,
     min_frequency: int,
-    bar,
+    bar: Progress | None,
 ) -> list[tuple[str, str]]:
     """The merge loop, pure Python reference. Extends ``tokens``,
     ``token_id`` and ``unit_freq`` in place and returns the merges."""
@@ -380,7 +380,7 @@ def _merge_python(
 
     banned_units = special_ids
     banned_pairs: set[tuple[int, int]] = set()
-    heap: list[tuple] = []
+    heap: list[tuple[float, _Score, float, str, str, int, int, int, int]] = []
     push = heapq.heappush
 
     def push_pair(p: tuple[int, int]) -> None:
