@@ -297,3 +297,37 @@ def test_trim_offsets_of_byte_level_post_processors_match_hf(shared_data, trim, 
             want = hf.encode(text, pair)
             got = tok.encode_full(text, pair, allowed_special="all")
             assert (got.ids, got.offsets) == (want.ids, want.offsets), (text, pair)
+
+
+# -- the byte-level fast path (running sums of token lengths) equals the general path -----------------------
+
+_FAST_TEXT = st.lists(
+    st.sampled_from(list("ab ç\n\t\x00é中👩\u200d\u0301") + ["<|endoftext|>", "<|fim_prefix|>", "  ", "🇫🇷"]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.lists(_FAST_TEXT, max_size=3).map("".join), policy=st.sampled_from(["none", "all", "ordinary"]))
+def test_the_byte_level_fast_path_equals_the_general_path(text: str, policy: str) -> None:
+    from tokenforge.encoding import token_spans
+
+    kwargs = {"none": {}, "all": {"allowed_special": "all"}, "ordinary": {"disallowed_special": ()}}[policy]
+    for name in BYTE_LEVEL:
+        tok = tokenforge.get_encoding(name)
+        try:
+            general = token_spans(tok.encode_full(text, **kwargs), text, tok._token_bytes_of)
+        except tokenforge.SpecialTokenError:
+            with pytest.raises(tokenforge.SpecialTokenError):
+                tok.encode_with_offsets(text, **kwargs)
+            continue
+        fast = tok._byte_level_spans(text, **kwargs)
+        assert fast is not None  # these tokens spell the text: the fast path answers
+        assert fast == general == tok.encode_with_offsets(text, **kwargs)
+
+
+def test_the_fast_path_steps_aside_when_the_tokens_do_not_spell_the_text() -> None:
+    tok = tokenforge.get_encoding("cl100k_base")
+    assert tok._byte_level_spans("a\ud800b") is None  # a lone surrogate: the general path repairs it
+    spans = tok.encode_with_offsets("a\ud800b")
+    assert [(s.start, s.end) for s in spans][-1][1] == 3

@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # the names bound on first use below, as type checkers should
     from .pretokenizers import PATTERNS, RegexSplit
     from .tokenizer import AddedToken, Tokenizer
     from .trainers.bpe import BPETrainer, TrainReport, train_bpe
+    from .web import serve
 
 # Everything below is bound on first use (PEP 562), so ``import tokenforge`` and
 # ``get_encoding`` do not pay for file formats, trainers or the other models.
@@ -76,6 +77,7 @@ _LAZY: dict[str, str] = {
     "BPETrainer": ".trainers.bpe",
     "TrainReport": ".trainers.bpe",
     "train_bpe": ".trainers.bpe",
+    "serve": ".web",
 }
 
 
@@ -142,6 +144,7 @@ __all__ = [
     "open_tokens",
     "prepare",
     "save",
+    "serve",
     "sentencepiece",
     "train_bpe",
     "train_sentencepiece_bpe",

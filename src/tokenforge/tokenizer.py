@@ -1393,7 +1393,45 @@ class Tokenizer:
         [('Hello', 0, 5), ('Ġworld', 5, 11)]
         """
         _check_text(text)
+        if self._byte_level and self._normalizer is None and self._ids_as_encoded and kwargs.keys() <= _SPECIAL_KWARGS:
+            spans = self._byte_level_spans(text, **kwargs)
+            if spans is not None:
+                return spans
         return token_spans(self.encode_full(text, **kwargs), text, self._token_bytes_of)
+
+    def _byte_level_spans(self, text: str, **kwargs: Any) -> list[TokenSpan] | None:
+        """:meth:`encode_with_offsets` for byte-level BPE when the tokens' bytes spell the text's
+        UTF-8 exactly (tiktoken's encodings; not with a prefix space, nor lone surrogates): the
+        spans are running sums of the token lengths, found without re-running the pipeline in
+        Python. ``None`` when the bytes do not spell the text (the general path then runs)."""
+        import numpy as np
+
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        ids = self.encode(text, **kwargs)
+        distinct = dict.fromkeys(ids)
+        raw = {i: self._token_bytes(i, None) for i in distinct}
+        if b"".join([raw[i] for i in ids]) != data:
+            return None
+        n = len(ids)
+        lens = np.fromiter((len(raw[i]) for i in ids), dtype=np.int64, count=n)
+        ends = np.cumsum(lens)
+        starts = ends - lens
+        lead = np.ones(len(data) + 1, dtype=bool)  # a byte that starts a character (or the end)
+        lead[:-1] = (np.frombuffer(data, dtype=np.uint8) & 0xC0) != 0x80
+        char_of = np.cumsum(lead) - 1  # the character each byte belongs to
+        cs = char_of[starts].tolist()
+        ce = (char_of[np.maximum(ends - 1, 0)] + 1).tolist()
+        partial = (~lead[starts] | ~lead[ends]).tolist()
+        special_ids = {t.id for t in self._added if t.special}
+        strings = {i: self.id_to_token(i) for i in distinct}
+        b0, b1 = starts.tolist(), ends.tolist()
+        return [
+            TokenSpan(i, strings[i], cs[k], ce[k], b0[k], b1[k], partial[k], i in special_ids)
+            for k, i in enumerate(ids)
+        ]
 
     def _token_bytes_of(self, token: str) -> bytes | None:
         """The exact bytes a token stands for, when it is a byte token; else ``None``."""
@@ -1748,6 +1786,8 @@ class Tokenizer:
 
 _UNSET: Any = object()
 _NOTHING: frozenset[str] = frozenset()
+#: The keyword arguments of encode_with_offsets that its byte-level fast path takes.
+_SPECIAL_KWARGS = frozenset({"allowed_special", "disallowed_special"})
 _EMPTY_POLICY = (frozenset, set, tuple, list)
 
 

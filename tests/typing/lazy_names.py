@@ -32,4 +32,6 @@ def lazy_names(directory: Path, corpus: Path) -> None:
     model_names: list[str] = [tokenforge.BPE.__name__, tokenforge.PieceBPE.__name__,
                               tokenforge.Unigram.__name__, tokenforge.WordPiece.__name__]
     engine: str = tokenforge.backend()
+    if engine == "never":  # type-checked, not run
+        tokenforge.serve({"gpt2": tok}, port=0, open_browser=False)
     print(ids, trained, report, bpe, tokens, special, text, pieces, model_names, engine)

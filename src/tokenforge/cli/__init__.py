@@ -11,13 +11,14 @@
     tokenforge info [-t T] [--json] [--backend] [--specials] [--accounting [--pad-to N] [--d-model D] [--untied]]
     tokenforge convert IN OUT [--to tokenforge|hf|tiktoken|gpt2|sentencepiece|bert_vocab] [--allow-lossy] [--json]
     tokenforge compare TOKENIZERS... [--text FILES...] [--format table|markdown|csv|json] [--plot OUT.png]
-    tokenforge explain [TEXT] [--file F] [-t T] [--numbers] [--indent [N]] [--encodings ENC...] [--json]
+    tokenforge explain [TEXT] [--file F] [-t T] [--numbers] [--indent [N]] [--encodings ENC...] [--json] [--html OUT]
     tokenforge offsets [TEXT] [--file F] [-t T] [--json]
     tokenforge bpb [TEXT] [--file F] --nll NATS | --token-nll FILE
     tokenforge heal [PROMPT] [--file F] [-t T] [--max-backoff K]
     tokenforge extend TOKENS... [-t T] [--kind special|lexical] [--test FILE] [--out PATH]
     tokenforge chat MESSAGES.json [-t T] [--template chatml|llama3] [--generation-prompt]
     tokenforge glitch [-t T] [--text FILES...] [--top N] [--expected rank|uniform] [--rare-max N] [--unreachable] [--json]
+    tokenforge serve [TOKENIZER ...] [--host 127.0.0.1] [--port 8765] [--open]
 
 With no files, ``train`` learns a byte-level BPE tokenizer from the corpus
 embedded in the package and reports bytes/token on each language's held-out
@@ -31,7 +32,8 @@ the command's flags, and exit with status 1.
 The commands live in one module per group: :mod:`.train`, :mod:`.encode`
 (encode, decode, offsets), :mod:`.prepare` (prepare, count), :mod:`.info` (info, accounting),
 :mod:`.convert` (convert) and :mod:`.analysis`
-(compare, explain, glitch, heal, extend, bpb, chat); :mod:`._common` opens a
+(compare, explain, glitch, heal, extend, bpb, chat) and :mod:`.serve` (the token page);
+:mod:`._common` opens a
 tokenizer by name or path, reads text and prints JSON and errors. The CLI only parses
 arguments, calls the library and prints; :mod:`tokenforge.analysis` never
 imports it.
@@ -45,7 +47,7 @@ from typing import Sequence
 
 from .. import __version__
 from ..errors import TokenforgeError
-from . import analysis, convert, encode, info, prepare, train
+from . import analysis, convert, encode, info, prepare, serve, train
 from ._common import DEFAULT_OUT, DEFAULT_TOKENIZER, InputError, cli_message, print_error, resolve_tokenizer
 
 __all__ = ["DEFAULT_OUT", "DEFAULT_TOKENIZER", "build_parser", "main"]
@@ -66,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     analysis.register_glitch(sub)
     encode.register_offsets(sub)
     analysis.register(sub, DEFAULT_TOKENIZER)  # bpb, heal, extend, chat
+    serve.register(sub)  # serve [TOKENIZER ...] [--host H] [--port P] [--open]
     return p
 
 

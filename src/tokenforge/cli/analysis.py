@@ -159,6 +159,20 @@ def cmd_explain(args: argparse.Namespace) -> int:
     text = args.text
     if text is None and (args.file is not None or not (args.numbers or args.indent)):
         text = _read(args)  # --file, else stdin, as the other commands
+    if args.html is not None:
+        if text is None:
+            raise InputError("--html needs a text: TEXT, --file or stdin")
+        from ..web.static_page import write_static_html
+
+        columns: dict[str, Any] = {}
+        for spec in [args.tokenizer, *(args.encodings or [])]:
+            name, tok = spec, _open(spec)
+            columns.setdefault(getattr(tok, "name", None) or name, tok)
+        if len(columns) > 4:
+            raise InputError(f"--html shows 1 to 4 tokenizers side by side (-t and --encodings), not {len(columns)}")
+        path = write_static_html(columns, text, args.html)
+        print(f"wrote {path} ({', '.join(columns)})")
+        return 0
     if text is not None:
         tok = _open(args.tokenizer)
         ex = explain(tok, text)
@@ -196,6 +210,7 @@ def register_explain(subparsers: Any) -> argparse.ArgumentParser:
             "echo 'naïve café' | tokenforge explain -t tokenizer.json",
             "tokenforge explain --numbers --encodings gpt2 cl100k llama3",
             "tokenforge explain --indent 8 --json",
+            "tokenforge explain 'naïve 東京 🎉' -t cl100k --encodings o200k --html tokens.html",
         ],
     )
     add_text_args(p, "text to explain (without TEXT, --file, --numbers or --indent: stdin)")
@@ -209,6 +224,9 @@ def register_explain(subparsers: Any) -> argparse.ArgumentParser:
                    help="encodings for --numbers/--indent: what -t takes, or a split-pattern name like llama3 "
                         "(default: gpt2 cl100k_base llama3 for --numbers, gpt2 cl100k_base o200k_base for --indent)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--html", metavar="OUT.html", default=None,
+                   help="write the token page for TEXT as one self-contained HTML file that opens offline: "
+                        "-t and any --encodings side by side, each token's id, bytes and BPE merges")
     p.set_defaults(func=cmd_explain)
     return p
 

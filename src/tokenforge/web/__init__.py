@@ -1,0 +1,116 @@
+"""A local web page to see tokens: ``tokenforge serve`` and :func:`serve`.
+
+The page tokenizes as you type, side by side for up to four tokenizers, and
+shows for each token its id, bytes, the text it covers and (byte-level BPE) the
+merge tree with ranks; views for numbers, indentation, prefix stability and
+glitch-token candidates; and the ``compare`` table for uploaded files. It runs
+offline on the user's own tokenizers: every asset ships in the package.
+
+Needs the ``serve`` extra: ``pip install 'tokenforge[serve]'`` (Starlette and uvicorn).
+The JSON API the page uses is described in :mod:`tokenforge.web.app`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import sys
+import threading
+import warnings
+from pathlib import Path
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..tokenizer import Tokenizer
+    from .app import Limits
+
+__all__ = ["DEFAULT_PORT", "serve", "static_dir"]
+
+DEFAULT_PORT = 8765
+
+
+def static_dir() -> Path:
+    """The page's files (``index.html``, ``app.js``, ``app.css``), shipped in the package."""
+    from importlib import resources
+
+    return Path(str(resources.files("tokenforge").joinpath("web", "static")))
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(
+    tokenizers: Mapping[str, Tokenizer] | None = None,
+    *,
+    paths: Sequence[str] = (),
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    open_browser: bool = False,
+    limits: Limits | None = None,
+    log_level: str = "warning",
+) -> None:
+    """Serve the token page until interrupted (Ctrl-C).
+
+    ``tokenizers``: ``{name: Tokenizer}`` to offer (trained ones, say) besides the named
+    encodings; ``paths``: files, folders or names as ``tokenforge -t`` takes them. The
+    server binds ``host`` (loopback unless told otherwise: a warning says when it is
+    not) and ``port`` (0: any free port), prints the page's URL and, with
+    ``open_browser``, opens it.
+
+    >>> import tokenforge
+    >>> tokenforge.serve({"mine": tokenforge.get_encoding("gpt2")}, port=0)  # doctest: +SKIP
+    tokenforge: serving the token page at http://127.0.0.1:41235/
+    """
+    from ..errors import InvalidArgumentError, MissingDependencyError
+    from .app import create_app, default_registry
+
+    try:
+        import uvicorn
+    except ImportError:
+        raise MissingDependencyError("the token page needs its extra: pip install 'tokenforge[serve]'") from None
+    if not isinstance(port, int) or not 0 <= port <= 65535:
+        raise InvalidArgumentError(f"port must be an integer in [0, 65535], got {port!r}")
+    if not _is_loopback(host):
+        warnings.warn(
+            f"serving on {host}: other machines can reach the page and make it encode text; "
+            "bind 127.0.0.1 unless you mean it",
+            stacklevel=2,
+        )
+    app = create_app(default_registry(tokenizers, tuple(paths)), limits)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise InvalidArgumentError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(128)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{bound}/"
+    print(f"tokenforge: serving the token page at {url} (Ctrl-C stops)", file=sys.stderr, flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, lifespan="off"))
+    if open_browser:
+        import webbrowser
+
+        threading.Timer(0.5, webbrowser.open, args=(url,)).start()
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("create_app", "Limits", "Registry", "default_registry"):
+        from . import app
+
+        return getattr(app, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
