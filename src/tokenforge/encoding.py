@@ -165,21 +165,24 @@ def surrogate_alignment(text: str) -> tuple[str, list[tuple[int, int]]]:
 
 def utf8_char_starts(text: str) -> list[int]:
     """``starts[k]`` = UTF-8 byte offset of character ``k``; ``starts[len(text)]`` = total."""
-    starts = [0] * (len(text) + 1)
-    pos = 0
-    for k, c in enumerate(text):
-        starts[k] = pos
-        o = ord(c)
-        pos += 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
-    starts[len(text)] = pos
-    return starts
+    import numpy as np
+
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    sizes = 1 + (cps >= 0x80).astype(np.int64) + (cps >= 0x800) + (cps >= 0x10000)
+    starts = np.zeros(len(text) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    return starts.tolist()  # type: ignore[no-any-return]
 
 
 def token_spans(enc: Encoding, text: str, token_bytes: Callable[[str], bytes | None]) -> list[TokenSpan]:
     """Each token of ``enc`` (the :meth:`~tokenforge.Tokenizer.encode_full` of ``text``)
     with its code-point and byte span; ``token_bytes(token)`` gives the exact bytes of a
     byte token, or ``None``."""
-    fixed, align = surrogate_alignment(text)
+    try:
+        text.encode("utf-8")
+        fixed, align = text, None  # the identity alignment
+    except UnicodeEncodeError:
+        fixed, align = surrogate_alignment(text)
     starts = utf8_char_starts(fixed)
     n = len(enc.ids)
     added = [enc.sequence_ids[k] is None for k in range(n)]
@@ -232,6 +235,13 @@ def token_spans(enc: Encoding, text: str, token_bytes: Callable[[str], bytes | N
                     pos += len(p)  # type: ignore[arg-type]
         k = m + 1
     out: list[TokenSpan] = []
+    if align is None:  # identity: a span of the text is its own span of the original
+        special = enc.special_tokens_mask
+        return [
+            TokenSpan(enc.ids[k], enc.tokens[k], s, e, byte_spans[k][0], byte_spans[k][1], partial[k],
+                      bool(special[k]))
+            for k, (s, e) in enumerate(spans)
+        ]
     for k in range(n):
         s, e = spans[k]
         os_ = align[s][0] if s < len(align) else len(text)

@@ -97,6 +97,7 @@ except for U+A7F1, U+1CCD6..U+1CCF9 and U+1E030..U+1E06D, which its Unicode
 from __future__ import annotations
 
 import base64
+import re
 import unicodedata
 from abc import abstractmethod
 from collections.abc import Callable, Iterable, Mapping
@@ -209,6 +210,15 @@ class NormalizedText:
         object.__setattr__(self, "_normalized", normalized)
         object.__setattr__(self, "_alignment", alignment)
 
+    @classmethod
+    def _aligned(cls, original: str, normalized: str, alignment: tuple[Span, ...]) -> NormalizedText:
+        """A NormalizedText from parts already checked (``alignment`` a tuple, one span per character)."""
+        nt = cls.__new__(cls)
+        object.__setattr__(nt, "_original", original)
+        object.__setattr__(nt, "_normalized", normalized)
+        object.__setattr__(nt, "_alignment", alignment)
+        return nt
+
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("NormalizedText is immutable")
 
@@ -278,17 +288,30 @@ class NormalizedText:
         """
         text = self._normalized
         al = self._alignment
+        # Each character to one character (case mapping, a changed space): the text is
+        # translated at once and every character keeps its span.
+        chars = set(text)
+        if all(len(table[ord(c)]) == 1 for c in chars):
+            mapped = text.translate(table)
+            return self if mapped == text else NormalizedText._aligned(self._original, mapped, al)
+        # Otherwise only the characters that change are visited; the runs between them
+        # are copied whole, with their spans.
+        changed = "".join(sorted(c for c in chars if table[ord(c)] != c))
         out: list[str] = []
         spans: list[Span] = []
-        for i, c in enumerate(text):
-            r = table[ord(c)]
-            if r == c:
-                out.append(c)
-                spans.append(al[i])
-            elif r:
+        last = 0
+        for m in re.finditer("[" + re.escape(changed) + "]", text):
+            i = m.start()
+            out.append(text[last:i])
+            spans.extend(al[last:i])
+            r = table[ord(text[i])]
+            if r:
                 out.append(r)
                 spans.extend([al[i]] * len(r))
-        return NormalizedText(self._original, "".join(out), spans)
+            last = i + 1
+        out.append(text[last:])
+        spans.extend(al[last:])
+        return NormalizedText._aligned(self._original, "".join(out), tuple(spans))
 
     def _rewrite(self, segments: Iterable[tuple[int, int, str]]) -> NormalizedText:
         """Rewrite the normalized text by ``(start, end, replacement)`` segments.
@@ -439,6 +462,8 @@ def _unicode_segments(form: _Form, text: str) -> list[tuple[int, int, str]]:
 
     Only segments that change are returned (others are copied by ``_rewrite``).
     """
+    if unicodedata.is_normalized(form, text):  # nothing changes (checked in C)
+        return []
     nf = unicodedata.normalize
     combining = unicodedata.combining
     decomp: _Form = "NFD" if form in ("NFC", "NFD") else "NFKD"

@@ -1455,6 +1455,7 @@ class Tokenizer:
         enc = Encoding()
         unk_as_text = self._unk_shown_as_text()
         by_starts = getattr(self._normalizer, "offsets_by_starts", False)
+        names: dict[int, str] = {}  # id -> token string, looked up once per distinct id
         for seg, tid, start, end in self._segments(text, allowed):
             if tid is not None:
                 enc._append(tid, seg, (start, end), 0, self._added_by_id[tid].special, 0)
@@ -1485,7 +1486,9 @@ class Tokenizer:
                         # An unknown piece shows the text it stands for: the original text in
                         # sentencepiece (its "surface"), the normalized text in HF's Unigram.
                         if tid2 != unk_as_text:
-                            token = self.id_to_token(tid2)
+                            token = names.get(tid2)
+                            if token is None:
+                                token = names[tid2] = self.id_to_token(tid2)
                         else:
                             token = seg[os_:oe] if by_starts else piece.text[i:j]
                         enc._append(tid2, token, (start + os_, start + oe), 0, False, 0)

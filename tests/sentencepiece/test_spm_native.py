@@ -91,6 +91,13 @@ def _check_normalizer(rules: str, flags, udf, text: str) -> None:
     got = nat.normalize(text)
     assert got == py._run(text, False)[0], (rules, flags, udf, text)
     assert got == (py._normalize_str_py(text) if text else ""), (rules, flags, udf, text)
+    # with offsets: the native spans, mapped through the alignment, are _run's
+    from tokenforge.normalizers import NFKC, NormalizedText
+
+    for nt in (NormalizedText(text), NFKC().normalize(NormalizedText(text))):
+        want, spans = py._run(nt.normalized, True, nt.alignment)
+        got_nt = py.normalize(nt)
+        assert (got_nt.normalized, tuple(got_nt.alignment)) == (want, tuple(spans)), (rules, flags, udf, text)
 
 
 @pytest.mark.parametrize("rules", NAMED_CHARSMAPS)

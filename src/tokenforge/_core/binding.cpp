@@ -869,8 +869,36 @@ inline PyObject* SpmNormalizer_normalize(SpmNormalizerObject* self, PyObject* ar
   return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out.data(), (Py_ssize_t)out.size());
 }
 
+// normalize_spans(text: str) -> (str, bytes): the normalized text and, per output character,
+// the input range it came from as two uint32 (start, end) in native byte order.
+inline PyObject* SpmNormalizer_normalize_spans(SpmNormalizerObject* self, PyObject* arg) {
+  if (!normalizer_ready(self)) return nullptr;
+  std::vector<uint32_t> text, spans;
+  U32 out;
+  try {
+    if (!u32_of(arg, text)) return nullptr;
+  } catch (const std::exception&) {
+    return PyErr_NoMemory();
+  }
+  if (text.size() >= UINT32_MAX) {
+    PyErr_SetString(PyExc_OverflowError, "normalize_spans: text too long");
+    return nullptr;
+  }
+  const tf::spm::Normalizer& impl = *self->impl;
+  if (!run_released(text.size() >= tf::spm::RELEASE_GIL_AT,
+                    [&] { impl.normalize(text.data(), text.size(), out, &spans); }))
+    return nullptr;
+  PyObject* s = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out.data(), (Py_ssize_t)out.size());
+  if (!s) return nullptr;
+  PyObject* b = PyBytes_FromStringAndSize((const char*)spans.data(), (Py_ssize_t)(spans.size() * sizeof(uint32_t)));
+  if (!b) { Py_DECREF(s); return nullptr; }
+  return Py_BuildValue("(NN)", s, b);
+}
+
 inline PyMethodDef SpmNormalizer_methods[] = {
     {"normalize", (PyCFunction)SpmNormalizer_normalize, METH_O, "sentencepiece's normalization of a str."},
+    {"normalize_spans", (PyCFunction)SpmNormalizer_normalize_spans, METH_O,
+     "sentencepiece's normalization of a str, with the input range of each output character."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -91,8 +91,9 @@ size_t Normalizer::prefix(const uint32_t* text, size_t n, size_t i, U32& sp) con
   return 1;
 }
 
-void Normalizer::normalize(const uint32_t* text, size_t n, U32& out) const {
+void Normalizer::normalize(const uint32_t* text, size_t n, U32& out, std::vector<uint32_t>* spans) const {
   out.clear();
+  if (spans) spans->clear();
   U32 sp;
   size_t i = 0;
   if (remove_extra_) {
@@ -105,8 +106,10 @@ void Normalizer::normalize(const uint32_t* text, size_t n, U32& out) const {
   }
   if (i >= n) return;
   out.reserve(n + n / 8 + 4);
+  if (spans) spans->reserve(2 * (n + n / 8 + 4));
   const char32_t space = escape_ ? U'\u2581' : U' ';
   bool pending = add_dummy_prefix_;
+  const size_t pending_at = i;
   bool is_prev_space = remove_extra_;
   while (i < n) {
     sp.clear();
@@ -116,16 +119,29 @@ void Normalizer::normalize(const uint32_t* text, size_t n, U32& out) const {
       while (a < sp.size() && sp[a] == U' ') ++a;
     if (a < sp.size()) {
       bool ends_with_space = sp.back() == U' ';
-      if (pending) { out.push_back(space); pending = false; }
-      for (size_t q = a; q < sp.size(); ++q) out.push_back(escape_ && sp[q] == U' ' ? U'\u2581' : sp[q]);
+      if (pending) {
+        out.push_back(space);
+        if (spans) { spans->push_back((uint32_t)pending_at); spans->push_back((uint32_t)(i + k)); }
+        pending = false;
+      }
+      for (size_t q = a; q < sp.size(); ++q) {
+        out.push_back(escape_ && sp[q] == U' ' ? U'\u2581' : sp[q]);
+        if (spans) { spans->push_back((uint32_t)i); spans->push_back((uint32_t)(i + k)); }
+      }
       is_prev_space = ends_with_space;
     }
     i += k;
     if (!remove_extra_) is_prev_space = false;
   }
-  if (pending) out.push_back(space);
+  if (pending) {
+    out.push_back(space);
+    if (spans) { spans->push_back((uint32_t)pending_at); spans->push_back((uint32_t)pending_at); }
+  }
   if (remove_extra_)
-    while (!out.empty() && out.back() == space) out.pop_back();
+    while (!out.empty() && out.back() == space) {
+      out.pop_back();
+      if (spans) spans->resize(spans->size() - 2);
+    }
 }
 
 }  // namespace spm

@@ -138,7 +138,10 @@ class Normalizer {
   // The output of the longest match at text[i:] appended to sp; returns the characters consumed.
   size_t prefix(const uint32_t* text, size_t n, size_t i, U32& sp) const;
 
-  void normalize(const uint32_t* text, size_t n, U32& out) const;
+  // With `spans`, also where each output character comes from: out[j] came from the input
+  // characters [spans[2j], spans[2j+1]) (the dummy prefix: from where the leading white
+  // space ended to the end of the first output group; an empty range when nothing follows).
+  void normalize(const uint32_t* text, size_t n, U32& out, std::vector<uint32_t>* spans = nullptr) const;
 
  private:
   Charsmap cm_;

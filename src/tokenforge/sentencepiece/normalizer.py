@@ -241,8 +241,21 @@ class SentencePieceNormalizer(Normalizer):
         return s
 
     def normalize(self, nt: NormalizedText) -> NormalizedText:
-        out, spans = self._run(nt.normalized, True, nt.alignment)
-        return NormalizedText(nt.original, out, spans)
+        nat = self.native_normalizer() if nt.normalized else None
+        if nat is None:
+            out, spans = self._run(nt.normalized, True, nt.alignment)
+            return NormalizedText(nt.original, out, spans)
+        import numpy as np
+
+        # the native twin gives each output character's input range [a, b); mapped through
+        # the alignment as _run maps it: (al[a].start, al[b - 1].end), or empty at al[a].start
+        out, raw = nat.normalize_spans(nt.normalized)
+        ranges = np.frombuffer(raw, dtype=np.uint32).reshape(-1, 2).astype(np.int64)
+        al = np.array(nt.alignment, dtype=np.int64).reshape(-1, 2)
+        a, b = ranges[:, 0], ranges[:, 1]
+        starts = al[a, 0]
+        ends = np.where(b > a, al[np.maximum(b - 1, 0), 1], starts)
+        return NormalizedText._aligned(nt.original, out, tuple(zip(starts.tolist(), ends.tolist())))
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"type": self.type_name, "name": self.name}

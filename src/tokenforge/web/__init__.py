@@ -17,7 +17,6 @@ import socket
 import sys
 import threading
 import warnings
-from pathlib import Path
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,16 +24,9 @@ if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
     from .app import Limits
 
-__all__ = ["DEFAULT_PORT", "serve", "static_dir"]
+__all__ = ["DEFAULT_PORT", "serve"]
 
 DEFAULT_PORT = 8765
-
-
-def static_dir() -> Path:
-    """The page's files (``index.html``, ``app.js``, ``app.css``), shipped in the package."""
-    from importlib import resources
-
-    return Path(str(resources.files("tokenforge").joinpath("web", "static")))
 
 
 def _is_loopback(host: str) -> bool:

@@ -35,7 +35,8 @@ from typing import Any
 
 from ..errors import TokenforgeError
 from ..tokenizer import Tokenizer
-from . import static_dir, views
+from . import views
+from .static_page import static_dir
 
 __all__ = ["DEFAULT_TOKENIZERS", "Limits", "Registry", "create_app", "default_registry"]
 

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ..tokenizer import Tokenizer
-from . import static_dir, views
+from . import views
 
-__all__ = ["static_data", "static_html", "write_static_html"]
+__all__ = ["static_data", "static_dir", "static_html", "write_static_html"]
 
 
 def static_data(tokenizers: Mapping[str, Tokenizer], text: str) -> dict[str, Any]:
@@ -52,6 +52,13 @@ def _script_json(data: Any) -> str:
     for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         s = s.replace(ch, esc)
     return s
+
+
+def static_dir() -> Path:
+    """The page's files (``index.html``, ``app.js``, ``app.css``), shipped in the package."""
+    from importlib import resources
+
+    return Path(str(resources.files("tokenforge").joinpath("web", "static")))
 
 
 def _asset(name: str) -> str:
