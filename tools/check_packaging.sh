@@ -117,6 +117,8 @@ files = zipfile.ZipFile(wheel).namelist()
 sources = [name for name in files if name.endswith((".cpp", ".h", ".cc"))]
 assert not sources, f"the wheel ships C++ sources: {sources}"
 assert any(name.startswith("tokenforge/_core.") and name.endswith((".so", ".pyd")) for name in files), "no compiled core in the wheel"
+for page in ("index.html", "app.js", "app.css"):  # the token page works offline: its files ship
+    assert f"tokenforge/web/static/{page}" in files, f"the wheel lacks tokenforge/web/static/{page}"
 EOF
 
 step "installing the wheel into a fresh venv"

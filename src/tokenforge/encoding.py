@@ -143,7 +143,7 @@ def surrogate_alignment(text: str) -> tuple[str, list[tuple[int, int]]]:
     """
     try:
         text.encode("utf-8")
-        return text, [(i, i + 1) for i in range(len(text))]
+        return text, list(zip(range(len(text)), range(1, len(text) + 1)))
     except UnicodeEncodeError:
         pass
     out: list[str] = []

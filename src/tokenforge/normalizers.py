@@ -197,7 +197,7 @@ class NormalizedText:
             if alignment is not None:
                 raise InvalidArgumentError("alignment given without normalized text")
             normalized = original
-            alignment = tuple((i, i + 1) for i in range(len(original)))
+            alignment = tuple(zip(range(len(original)), range(1, len(original) + 1)))
         elif alignment is None:
             raise InvalidArgumentError("normalized text given without alignment")
         else:

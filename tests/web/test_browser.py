@@ -186,11 +186,33 @@ def column_ids(page: Page, i: int) -> list[int]:
     )
 
 
+def marked_indices(page: Page, i: int, cls: str) -> list[int]:
+    """Indices (in the encode answer) of column i's token spans with class ``cls``."""
+    return page.evaluate(
+        "([i, cls]) => [...document.querySelectorAll('.column')[i].querySelectorAll('.tokens .tok')]"
+        ".flatMap((s, k) => s.classList.contains(cls) ? [k] : [])", [i, cls]
+    )
+
+
+def token(i: int, k: int) -> str:
+    """A selector for token k (its index in the encode answer) of column i."""
+    return f".column >> nth={i} >> .tokens .tok >> nth={k}"
+
+
 def column_stats(page: Page, i: int) -> dict[str, str]:
     return page.evaluate(
         "i => Object.fromEntries([...document.querySelectorAll('.column')[i].querySelectorAll('[data-stat]')]"
         ".map(d => [d.dataset.stat, d.textContent]))", i
     )
+
+
+# the text the mirror behind the input marks: a CSS highlight, or a <mark> where there is no Highlight API
+BACKDROP_MARK = """() => {
+    const h = window.CSS && CSS.highlights && CSS.highlights.get('tf-cover');
+    if (h) return [...h].map(r => r.toString()).join('');
+    const m = document.querySelector('#backdrop mark');
+    return m ? m.textContent : null;
+}"""
 
 
 def expected_ids(server: dict[str, Any], name: str, text: str) -> list[int]:
@@ -234,8 +256,9 @@ def test_hover_shows_id_hex_and_merge_tree_with_ranks(page: Page, server: dict[s
     ids = tok.encode(text)
     assert column_ids(page, 0) == ids
     k = max(range(len(ids)), key=lambda i: len(tok.decode_bytes([ids[i]])))  # the longest token: a deep tree
-    page.hover(f".column >> nth=0 >> .tok[data-index='{k}']")
+    page.hover(token(0, k))
     wait_until(page, "id => document.getElementById('d-id').textContent === id", str(ids[k]))
+    assert page.text_content("#d-index") == f"{k} of {len(ids)}"
     info = views.token_view(tok, ids[k])
     assert page.text_content("#d-hex") == " ".join(info["hex"][j:j + 2] for j in range(0, len(info["hex"]), 2))
     wait_until(page, "() => !document.getElementById('d-tree-wrap').hidden")
@@ -253,11 +276,60 @@ def test_hover_shows_id_hex_and_merge_tree_with_ranks(page: Page, server: dict[s
     assert page.text_content("#d-rank") == str(info["rank"])
     # the covered range is marked in the mirror of the input
     start, end = tok.encode_with_offsets(text)[k].start, tok.encode_with_offsets(text)[k].end
-    assert page.text_content("#backdrop mark") == text[start:end]
+    assert page.evaluate(BACKDROP_MARK) == text[start:end]
     assert page.text_content("#d-text") == text[start:end]
-    # keyboard: focus shows the next token's details too
-    page.focus(f".column >> nth=0 >> .tok[data-index='{(k + 1) % len(ids)}']")
-    wait_until(page, "id => document.getElementById('d-id').textContent === id", str(ids[(k + 1) % len(ids)]))
+    # keyboard: one token per column is in the tab order; Tab reaches it, focus shows its details,
+    # the arrow keys move the focus (and the details) token by token, Enter shows them again
+    assert page.locator(".column >> nth=0 >> .tokens .tok[tabindex='0']").count() == 1
+    assert page.locator(".tokens .tok[tabindex]").count() == 1
+    page.focus(".column >> nth=0 >> select")  # then the remove button (disabled: one column)
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.matches('.column:first-child .tokens .tok')")
+    wait_until(page, "() => document.getElementById('d-index').textContent.startsWith('0 of ')")
+    assert page.text_content("#d-id") == str(ids[0])
+    j = min(k + 1, len(ids) - 1)
+    for _ in range(j):
+        page.keyboard.press("ArrowRight")
+    wait_until(page, "id => document.getElementById('d-id').textContent === id", str(ids[j]))
+    assert page.text_content("#d-index") == f"{j} of {len(ids)}"
+    assert page.evaluate("() => document.activeElement.getAttribute('tabindex')") == "0"
+    assert page.locator(".column >> nth=0 >> .tokens .tok[tabindex='0']").count() == 1
+    page.keyboard.press("ArrowLeft")
+    wait_until(page, "id => document.getElementById('d-id').textContent === id", str(ids[j - 1]))
+    page.keyboard.press("Enter")
+    assert page.text_content("#d-index") == f"{j - 1} of {len(ids)}"
+    # a click focuses the token clicked
+    page.click(token(0, 0))
+    wait_until(page, "() => document.getElementById('d-index').textContent.startsWith('0 of ')")
+    assert page.evaluate("() => document.activeElement.matches('.column:first-child .tokens .tok')")
+
+
+def test_pasting_100_kb_draws_every_token(page: Page, watch: Watch, server: dict[str, Any]) -> None:
+    """About 30,000 tokens per column: drawn in blocks, in slices after the first screen; once
+    the page is settled every token is drawn, in order, with its id (no timing asserted here:
+    benchmarks/bench_page.py measures it)."""
+    from tokenforge.corpus import embedded_corpus
+
+    text = "\n".join(lang.heldout_text() for lang in embedded_corpus())
+    while len(text.encode()) < 100_000:
+        text += "\n" + text
+    text = text.encode()[:100_000].decode("utf-8", "ignore")
+    open_page(page, server["url"])
+    page.evaluate("s => { const t = document.getElementById('text'); t.value = s;"
+                  " t.dispatchEvent(new Event('input', {bubbles: true})); }", text)
+    settle(page)
+    for i, name in enumerate([CL, SPM, BERT]):
+        ids = expected_ids(server, name, text)
+        assert len(ids) > 15_000, name
+        assert column_stats(page, i)["tokens"] == str(len(ids))
+        assert column_ids(page, i) == ids, name
+    assert page.locator(".tokens .hint").count() == 0  # nothing left undrawn
+    # hovering a token far down shows its details and marks it in the mirror of the input
+    k = len(expected_ids(server, CL, text)) - 5
+    page.hover(token(0, k))
+    wait_until(page, "k => document.getElementById('d-index').textContent.startsWith(k + ' of ')", k)
+    assert page.evaluate(BACKDROP_MARK)
+    assert watch.problems == [] and watch.dialogs == []
 
 
 def test_switching_a_column_tokenizer_changes_its_ids(page: Page, server: dict[str, Any]) -> None:
@@ -393,12 +465,12 @@ def test_static_page_works_without_a_server(page: Page, watch: Watch, server: di
     # stability marks from the embedded data: the trailing " wor" could still grow
     stab = views.stability_view(toks[CL], text)
     assert stab["unstable"]
-    marked = page.eval_on_selector_all(".column >> nth=0 >> .tok.unstable", "s => s.map(x => Number(x.dataset.index))")
+    marked = marked_indices(page, 0, "unstable")
     assert marked == stab["unstable"]
     # the detail panel reads the embedded token data, merge tree included
     ids = toks[CL].encode(text)
     k = len(ids) - 1
-    page.hover(f".column >> nth=0 >> .tok[data-index='{k}']")
+    page.hover(token(0, k))
     wait_until(page, "id => document.getElementById('d-id').textContent === id", str(ids[k]))
     wait_until(page, "() => document.querySelectorAll('#d-tree .rank').length > 0")
     assert page.text_content("#d-rank") == str(views.token_view(toks[CL], ids[k])["rank"])
@@ -432,7 +504,7 @@ def test_views_numbers_indent_stability_glitch(page: Page, server: dict[str, Any
     page.click("#tab-stability")
     settle(page)
     stab = views.stability_view(server["tok"][CL], text)
-    marked = page.eval_on_selector_all(".column >> nth=0 >> .tok.unstable", "s => s.map(x => Number(x.dataset.index))")
+    marked = marked_indices(page, 0, "unstable")
     assert marked == stab["unstable"] and marked
     assert page.text_content("#stability-out tbody tr:first-child td:nth-child(5)") == stab["prefix"]
     assert "v=stability" in page.url

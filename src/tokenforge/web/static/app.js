@@ -14,7 +14,14 @@
 (() => {
   const MAX_COLUMNS = 4;
   const MIN_COLUMNS = 1;
-  const MAX_SPANS = 20000; // tokens drawn per column; the counts stay exact
+  const MAX_SPANS = 200000; // tokens drawn per column; the counts stay exact
+  // Tokens are drawn in blocks (CSS content-visibility: auto, so only the blocks on screen
+  // are laid out). A block ends after a newline token once it holds BLOCK_MIN tokens (so
+  // the cut falls where the text breaks its line anyway), or at BLOCK_MAX tokens.
+  const BLOCK_MIN = 300;
+  const BLOCK_MAX = 1500;
+  const FIRST_DRAW = 600; // tokens drawn at once (what fills a column); the rest in slices
+  const SLICE_MS = 25; // drawing time per slice before the page gets the main thread back
   const DEBOUNCE_MS = 150;
   const HASH_TEXT_LIMIT = 100000;
   const COLOURS = 5;
@@ -83,8 +90,10 @@
 
   let inflight = 0;
   let debounceTimer = null;
+  const drawing = new Set(); // columns with tokens still to draw
   function updateBusy() {
-    document.body.dataset.busy = inflight > 0 || debounceTimer !== null ? "1" : "0";
+    const busy = inflight > 0 || debounceTimer !== null || drawing.size > 0 || hashPending ? "1" : "0";
+    if (document.body.dataset.busy !== busy) document.body.dataset.busy = busy;
   }
 
   /** POST body as JSON (or a FormData as multipart); GET without a body. Throws with the server's message. */
@@ -170,7 +179,7 @@
   const state = {
     source: null,
     text: "",
-    columns: [], // {name, enc, encText, stab, stabText, req, sreq, spans, el}
+    columns: [], // {name, enc, encText, stab, stabText, req, sreq, spans, job, marked, overlap, roving, el}
     view: "tokens",
     ids: false,
     tokenizers: [],
@@ -179,6 +188,7 @@
     limits: {},
     pinned: false,
     shown: null, // {col, index}
+    lit: [], // spans marked active / overlap
     detailReq: 0,
     viewReq: 0,
     glitch: new Map(),
@@ -219,8 +229,21 @@
     };
   }
 
+  /** Puts the state in the URL, in a later task: with 100 KB of text this takes tens of
+   * milliseconds, better spent while the server answers than before the requests go out. */
+  let hashPending = false;
   function writeHash() {
-    if (!state.source || !state.source.live) return;
+    if (!state.source || !state.source.live || hashPending) return;
+    hashPending = true;
+    updateBusy();
+    nextTask(() => {
+      hashPending = false;
+      writeHashNow();
+      updateBusy();
+    });
+  }
+
+  function writeHashNow() {
     const p = new URLSearchParams();
     if (state.text.length <= HASH_TEXT_LIMIT) p.set("t", state.text);
     for (const col of state.columns) p.append("c", col.name);
@@ -259,8 +282,8 @@
     const note = el("div", "stab-note");
     note.hidden = true;
     const tokens = el("div", "tokens");
-    tokens.setAttribute("role", "list");
-    tokens.setAttribute("aria-label", "Tokens");
+    tokens.setAttribute("role", "group");
+    tokens.setAttribute("aria-label", "Tokens (arrow keys move between them)");
     root.append(el("div", "col-head", null, [label, select, remove]), meta, stats, note, tokens);
 
     select.addEventListener("change", () => {
@@ -291,7 +314,10 @@
   }
 
   function newColumn(name) {
-    const col = { name, enc: null, encText: "", stab: null, stabText: null, req: 0, sreq: 0, spans: [], el: null };
+    const col = {
+      name, enc: null, encText: "", stab: null, stabText: null, req: 0, sreq: 0,
+      spans: [], job: null, marked: new Set(), overlap: null, roving: 0, el: null,
+    };
     state.columns.push(col);
     $("columns").appendChild(buildColumn(col));
     updateColumnButtons();
@@ -301,6 +327,7 @@
   function removeColumn(col) {
     if (state.columns.length <= MIN_COLUMNS) return;
     state.columns = state.columns.filter((c) => c !== col);
+    stopDrawing(col);
     col.el.root.remove();
     if (state.shown && state.shown.col === col) clearDetail();
     updateColumnButtons();
@@ -367,12 +394,19 @@
     return new Set(col.stab.unstable || []);
   }
 
+  /** The counts at once; the tokens as blocks of spans: the first ones (what fills the
+   * column) now, the others in slices of SLICE_MS (drawSlice), dropped if the column is
+   * drawn again. A span carries its class, data-id and text only (its index follows from
+   * its block's), and only one token per column is in the tab order (arrow keys move it). */
   function renderColumn(col) {
     const enc = col.enc;
     const st = col.el.stat;
+    stopDrawing(col);
+    col.spans = [];
     if (!enc) {
       for (const k of Object.keys(st)) st[k].textContent = "–";
       col.el.tokens.replaceChildren();
+      applyMarks(col);
       return;
     }
     st.tokens.textContent = String(enc.count);
@@ -380,38 +414,133 @@
     st.bytes.textContent = String(enc.bytes);
     st.bpt.textContent = fmt(enc.bytes_per_token);
 
-    const frag = document.createDocumentFragment();
     const n = Math.min(enc.count, MAX_SPANS);
     col.spans = new Array(n);
-    for (let i = 0; i < n; i++) {
-      const span = document.createElement("span");
-      let cls = "tok c" + (i % COLOURS);
-      if (enc.special[i]) cls += " special";
-      if (enc.partial[i]) cls += " partial";
-      const shown = state.ids ? String(enc.ids[i]) : enc.tokens[i];
-      if (shown === "") cls += " empty";
-      span.className = cls;
-      span.dataset.id = String(enc.ids[i]);
-      span.dataset.index = String(i);
-      span.tabIndex = 0;
-      span.setAttribute("role", "listitem");
-      span.textContent = shown === "" ? "∅" : shown;
-      frag.appendChild(span);
-      col.spans[i] = span;
-      if (hasNewline(enc.hex[i])) frag.appendChild(document.createElement("br"));
+    if (col.roving >= n) col.roving = 0;
+    col.marked = unstableSet(col);
+    col.overlap = null;
+    col.job = { enc, n, next: 0, ids: state.ids };
+    col.el.tokens.replaceChildren();
+    const frag = document.createDocumentFragment();
+    while (col.job.next < n && col.job.next < FIRST_DRAW) frag.appendChild(drawBlock(col, col.job));
+    col.el.tokens.appendChild(frag);
+    if (col.job.next < n) {
+      drawing.add(col);
+      scheduleDrawing();
+    } else {
+      finishDrawing(col);
     }
-    if (enc.count > n) frag.appendChild(el("p", "hint", `… ${enc.count - n} more tokens not drawn`));
-    col.el.tokens.replaceChildren(frag);
-
     applyMarks(col);
-    if (state.shown && state.shown.col === col && col.spans[state.shown.index]) col.spans[state.shown.index].classList.add("active");
   }
 
-  /** The stability marks on the drawn spans (no redraw: a focused token keeps its focus). */
+  /** The class of a token span by colour + 8 * (special) + 16 * (partial) + 32 * (empty). */
+  const TOKEN_CLASS = Array.from({ length: 64 }, (_, k) => "tok c" + (k & 7) + (k & 8 ? " special" : "") +
+    (k & 16 ? " partial" : "") + (k & 32 ? " empty" : ""));
+
+  /** One block of spans from job.next on (job.next moves past it). */
+  function drawBlock(col, job) {
+    const { enc, n } = job;
+    const ids = enc.ids, tokens = enc.tokens, hex = enc.hex, special = enc.special, partial = enc.partial;
+    const spans = col.spans, marked = col.marked, overlap = col.overlap;
+    const shown = state.shown && state.shown.col === col ? state.shown.index : -1;
+    const block = document.createElement("span");
+    block.className = "tok-block";
+    const first = job.next;
+    block.tfFirst = first; // the index of its first token (see tokenTarget)
+    let i = first;
+    while (i < n) {
+      const span = document.createElement("span");
+      const text = job.ids ? String(ids[i]) : tokens[i];
+      let cls = TOKEN_CLASS[(i % COLOURS) + (special[i] ? 8 : 0) + (partial[i] ? 16 : 0) + (text === "" ? 32 : 0)];
+      if (marked.size && marked.has(i)) cls += " unstable";
+      if (i === shown || overlap && overlap.has(i)) {
+        cls += i === shown ? " active" : " overlap";
+        state.lit.push(span);
+      }
+      span.className = cls;
+      span.setAttribute("data-id", ids[i]);
+      span.textContent = text === "" ? "∅" : text;
+      if (i === col.roving) span.tabIndex = 0;
+      block.appendChild(span);
+      spans[i] = span;
+      i++;
+      if (hasNewline(hex[i - 1])) {
+        block.appendChild(document.createElement("br"));
+        if (i - first >= BLOCK_MIN) break;
+      } else if (i - first >= BLOCK_MAX) break;
+    }
+    job.next = i;
+    return block;
+  }
+
+  function finishDrawing(col) {
+    const job = col.job;
+    if (job && job.enc.count > job.n) col.el.tokens.appendChild(el("p", "hint", `… ${job.enc.count - job.n} more tokens not drawn`));
+    col.job = null;
+    drawing.delete(col);
+    updateBusy();
+  }
+
+  function stopDrawing(col) {
+    col.job = null;
+    if (drawing.delete(col)) updateBusy();
+  }
+
+  /** A task that runs once the browser has nothing more urgent to do (answers that arrived,
+   * input, frames): scheduler.postTask at background priority where there is one, else a
+   * message (no 4 ms clamp as with nested setTimeouts). */
+  const nextTask = (() => {
+    if (typeof scheduler !== "undefined" && scheduler && typeof scheduler.postTask === "function") {
+      return (fn) => scheduler.postTask(fn, { priority: "background" });
+    }
+    if (typeof MessageChannel !== "function") return (fn) => setTimeout(fn, 0);
+    const channel = new MessageChannel();
+    const queue = [];
+    channel.port1.onmessage = () => { const fn = queue.shift(); if (fn) fn(); };
+    return (fn) => {
+      queue.push(fn);
+      channel.port2.postMessage(0);
+    };
+  })();
+
+  let drawScheduled = false;
+  function scheduleDrawing() {
+    if (drawScheduled || !drawing.size) return;
+    drawScheduled = true;
+    nextTask(drawSlice);
+  }
+
+  /** Draws blocks for SLICE_MS, the columns in turn, then lets the page run. */
+  function drawSlice() {
+    drawScheduled = false;
+    const t0 = performance.now();
+    for (const col of drawing) {
+      const job = col.job;
+      if (!job || !state.columns.includes(col)) {
+        drawing.delete(col);
+        continue;
+      }
+      const frag = document.createDocumentFragment();
+      while (job.next < job.n && performance.now() - t0 < SLICE_MS) frag.appendChild(drawBlock(col, job));
+      col.el.tokens.appendChild(frag);
+      if (job.next >= job.n) finishDrawing(col);
+      if (performance.now() - t0 >= SLICE_MS) break;
+    }
+    updateBusy();
+    scheduleDrawing();
+  }
+
+  /** The stability marks on the drawn spans (no redraw: a focused token keeps its focus);
+   * spans drawn later take them from col.marked. */
   function applyMarks(col) {
-    if (!col.enc) return;
-    const marked = unstableSet(col);
-    col.spans.forEach((span, i) => span.classList.toggle("unstable", marked.has(i)));
+    const marked = col.enc ? unstableSet(col) : new Set();
+    for (const i of col.marked) if (!marked.has(i) && col.spans[i]) col.spans[i].classList.remove("unstable");
+    for (const i of marked) if (col.spans[i]) col.spans[i].classList.add("unstable");
+    col.marked = marked;
+    if (!col.enc) {
+      col.el.note.hidden = true;
+      return;
+    }
     const note = col.el.note;
     note.hidden = !(usesStability() && col.stab && col.stabText === col.encText);
     if (!note.hidden) {
@@ -428,12 +557,19 @@
 
   // ---------------------------------------------------------------- detail panel and highlight
 
+  /** Takes the active / overlap marks off the spans that have them. */
+  function unlight() {
+    for (const node of state.lit) node.classList.remove("active", "overlap");
+    state.lit = [];
+    for (const col of state.columns) col.overlap = null;
+  }
+
   function clearDetail() {
     state.shown = null;
     state.pinned = false;
     $("detail-body").hidden = true;
     $("detail-empty").hidden = false;
-    for (const node of document.querySelectorAll(".tok.active, .tok.overlap")) node.classList.remove("active", "overlap");
+    unlight();
     setBackdrop(null);
   }
 
@@ -441,8 +577,11 @@
     const enc = col.enc;
     if (!enc || index < 0 || index >= enc.count) return;
     state.shown = { col, index };
-    for (const node of document.querySelectorAll(".tok.active, .tok.overlap")) node.classList.remove("active", "overlap");
-    if (col.spans[index]) col.spans[index].classList.add("active");
+    unlight();
+    if (col.spans[index]) {
+      col.spans[index].classList.add("active");
+      state.lit.push(col.spans[index]);
+    }
 
     const id = enc.ids[index];
     const [start, end] = enc.offsets[index];
@@ -469,13 +608,20 @@
     $("d-rank").textContent = "…";
     $("d-tree-wrap").hidden = true;
 
-    // tokens of the other columns covering the same text
+    // tokens of the other columns covering the same text (spans drawn later take col.overlap)
     for (const other of state.columns) {
       if (other === col || !other.enc || other.encText !== col.encText) continue;
+      const hits = new Set();
       other.enc.offsets.forEach(([s, e], i) => {
         const hit = start === end ? s <= start && start <= e && (s < e || s === start) : s < end && start < e;
-        if (hit && other.spans[i]) other.spans[i].classList.add("overlap");
+        if (!hit) return;
+        hits.add(i);
+        if (other.spans[i]) {
+          other.spans[i].classList.add("overlap");
+          state.lit.push(other.spans[i]);
+        }
       });
+      other.overlap = hits;
     }
     setBackdrop(col.encText === $("text").value ? [a, b] : null);
 
@@ -522,30 +668,100 @@
     return ul;
   }
 
-  /** The mirror behind the textarea: the text, with the range [a, b) (UTF-16) in a <mark>. */
+  /* The mirror behind the textarea (its text is transparent) only places the mark of the
+   * covered range, so it holds the text only while a range is shown: typing does not lay
+   * out a second copy of the text. The text is one node, rewritten only when the text
+   * changed, and the range is painted with the CSS Custom Highlight API (no change to the
+   * DOM, so hovering does not lay the whole text out again); a zero-width range is a
+   * positioned caret. Browsers without the API get the range in a <mark> instead. */
+  const HIGHLIGHTS = typeof CSS !== "undefined" && CSS.highlights && typeof Highlight === "function";
+
+  /** The mirror's text node (the caret pin, then the text), holding the text if `fill`, else
+   * emptied if it holds an old text. */
+  function backdropText(fill) {
+    const back = $("backdrop");
+    let node = back.lastChild;
+    if (!node || node.nodeType !== Node.TEXT_NODE || !back.firstChild.classList) {
+      node = document.createTextNode("");
+      back.replaceChildren(el("span", "caret-pin"), node); // shown by a class: no new layout of the text
+    }
+    const want = $("text").value + "\n";
+    if (fill && node.data !== want) node.data = want;
+    else if (!fill && node.data !== "" && node.data !== want) node.data = "";
+    return node;
+  }
+
+  /** Scrolls the textarea so that the box (top, height in the mirror's content) is in view. */
+  function revealInText(top, height) {
+    const ta = $("text");
+    if (top < ta.scrollTop || top + height > ta.scrollTop + ta.clientHeight) {
+      ta.scrollTop = Math.max(0, top - ta.clientHeight / 3);
+    }
+  }
+
+  /** The mirror behind the textarea: the range [a, b) (UTF-16) of the text marked, or nothing. */
   function setBackdrop(range) {
     const back = $("backdrop");
     const ta = $("text");
-    const text = ta.value;
     if (!range) {
-      back.replaceChildren(document.createTextNode(text + "\n"));
+      if (HIGHLIGHTS) {
+        CSS.highlights.delete("tf-cover");
+        backdropText(false).previousSibling.classList.remove("on");
+      } else if (back.firstChild) {
+        back.replaceChildren();
+      }
+      return;
+    }
+    const [a, b] = range;
+    if (HIGHLIGHTS) {
+      const node = backdropText(true);
+      const pin = node.previousSibling;
+      back.scrollTop = ta.scrollTop;
+      const r = document.createRange();
+      r.setStart(node, Math.min(a, node.length));
+      r.setEnd(node, Math.min(b, node.length));
+      if (b > a) CSS.highlights.set("tf-cover", new Highlight(r));
+      else CSS.highlights.delete("tf-cover");
+      const box = r.getBoundingClientRect();
+      const outer = back.getBoundingClientRect();
+      const top = box.top - outer.top - back.clientTop + back.scrollTop;
+      if (b <= a) {
+        pin.style.top = top + "px";
+        pin.style.left = (box.left - outer.left - back.clientLeft + back.scrollLeft) + "px";
+        pin.style.height = box.height + "px";
+      }
+      pin.classList.toggle("on", b <= a);
+      revealInText(top, box.height);
     } else {
-      const [a, b] = range;
+      const text = ta.value;
       const mark = el("mark", b > a ? null : "caret", text.slice(a, b));
       back.replaceChildren(document.createTextNode(text.slice(0, a)), mark, document.createTextNode(text.slice(b) + "\n"));
-      const top = mark.offsetTop;
-      if (top < ta.scrollTop || top + mark.offsetHeight > ta.scrollTop + ta.clientHeight) {
-        ta.scrollTop = Math.max(0, top - ta.clientHeight / 3);
-      }
+      revealInText(mark.offsetTop, mark.offsetHeight);
     }
     back.scrollTop = ta.scrollTop;
   }
 
+  /** The column and index of the token span an event is about (or null). The index is the
+   * block's first index plus the token spans before this one in the block (at most BLOCK_MAX). */
   function tokenTarget(event) {
-    const span = event.target.closest && event.target.closest(".tok[data-index]");
-    if (!span) return null;
-    const col = colOf.get(span.closest(".column"));
-    return col ? { col, span, index: Number(span.dataset.index) } : null;
+    const span = event.target.closest && event.target.closest(".tokens .tok");
+    const block = span && span.parentNode;
+    if (!block || block.tfFirst === undefined) return null;
+    let index = block.tfFirst;
+    for (let node = span.previousElementSibling; node; node = node.previousElementSibling) if (node.tagName !== "BR") index++;
+    const col = colOf.get(block.closest(".column"));
+    return col && col.spans[index] === span ? { col, span, index } : null;
+  }
+
+  /** Roving tabindex: the column's one token in the tab order becomes this one, focused. */
+  function focusToken(col, index) {
+    const span = col.spans[index];
+    if (!span) return;
+    const old = col.spans[col.roving];
+    if (old && old !== span) old.removeAttribute("tabindex");
+    col.roving = index;
+    span.tabIndex = 0;
+    span.focus();
   }
 
   function wireTokens() {
@@ -565,7 +781,9 @@
     });
     box.addEventListener("click", (e) => {
       const t = tokenTarget(e);
-      if (t) showDetail(t.col, t.index);
+      if (!t) return;
+      if (document.activeElement !== t.span) focusToken(t.col, t.index); // focusin shows it
+      else showDetail(t.col, t.index);
     });
     box.addEventListener("keydown", (e) => {
       const t = tokenTarget(e);
@@ -573,11 +791,12 @@
       if (e.key === "Enter" || e.key === " ") {
         e.preventDefault();
         showDetail(t.col, t.index);
-      } else if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
-        const next = t.col.spans[t.index + (e.key === "ArrowRight" ? 1 : -1)];
-        if (next) {
+      } else if (e.key === "ArrowRight" || e.key === "ArrowLeft" || e.key === "Home" || e.key === "End") {
+        const last = t.col.spans.length - 1;
+        const next = { ArrowRight: t.index + 1, ArrowLeft: t.index - 1, Home: 0, End: last }[e.key];
+        if (next >= 0 && next <= last && t.col.spans[next]) {
           e.preventDefault();
-          next.focus();
+          focusToken(t.col, next);
         }
       } else if (e.key === "Escape") {
         t.span.blur();
