@@ -44,6 +44,7 @@ from .presets import (
 
 if TYPE_CHECKING:  # the names bound on first use below, as type checkers should see them
     from ._native import backend
+    from .analysis.align import AlignedGroup, align, align_text
     from .decoders import StreamDecoder
     from .io import convert, load, save
     from .models.bpe import BPE, PieceBPE
@@ -60,6 +61,9 @@ if TYPE_CHECKING:  # the names bound on first use below, as type checkers should
 # Each name maps to the module it comes from, relative to this package.
 _LAZY: dict[str, str] = {
     "backend": "._native",
+    "align": ".analysis.align",
+    "align_text": ".analysis.align",
+    "AlignedGroup": ".analysis.align",
     "count": ".prepare",
     "open_tokens": ".prepare",
     "load": ".io",
@@ -105,6 +109,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "__version__",
     "AddedToken",
+    "AlignedGroup",
     "ArgumentTypeError",
     "BPE",
     "BPETrainer",
@@ -132,6 +137,8 @@ __all__ = [
     "UnknownModelError",
     "UnknownTokenError",
     "WordPiece",
+    "align",
+    "align_text",
     "backend",
     "bert_wordpiece",
     "count",

@@ -208,11 +208,15 @@ def _load(
                 path=p,
             )
         try:
-            return Tokenizer.from_dict(data, name=name or data.get("name"))
+            tok = Tokenizer.from_dict(data, name=name or data.get("name"))
         except FileFormatError as exc:
             raise FileFormatError(str(exc), path=p) from None
         except TokenforgeError as exc:  # a value a stage refuses (a setting, a special token twice)
             raise FileFormatError(f"{type(exc).__name__}: {exc}", path=p) from None
+        from .formats.native import check_fingerprint
+
+        check_fingerprint(data, tok.fingerprint_parts(), p)
+        return tok
     if fmt == "gpt2":
         vocab_path, merges_path = _gpt2_paths(p)
         check_interrupted_save(vocab_path.parent)

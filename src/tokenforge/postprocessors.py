@@ -12,7 +12,8 @@ is how a caller who builds the sequence by hand turns the template off.
 
 The shapes are HF tokenizers' (``TemplateProcessing``, ``BertProcessing``,
 ``RobertaProcessing``, ``ByteLevel``, ``Sequence``), so a ``tokenizer.json``
-post-processor loads as it is.
+post-processor loads as it is. ``EosProcessing`` is transformers' T5/ByT5 rule
+(append ``</s>`` unless the sequence already ends with it), which has no HF form.
 """
 
 from __future__ import annotations
@@ -266,6 +267,60 @@ class RobertaProcessing(PostProcessor):
             _pair_field(d, "sep"), _pair_field(d, "cls"),
             _field(d, "trim_offsets", bool, True), _field(d, "add_prefix_space", bool, True),
         )
+
+
+class EosProcessing(PostProcessor):
+    """``A </s>`` and ``A </s> B </s>`` (type ids all 0), where a sequence that already ends
+    with the end-of-sequence id does not get a second one.
+
+    This is transformers' rule for T5 and ByT5 (``_add_eos_if_not_present`` in
+    ``T5Tokenizer``/``ByT5Tokenizer``), which HF tokenizers' ``TemplateProcessing`` cannot
+    state: ``"x</s>"`` encodes to ``x </s>``, not ``x </s> </s>``. tokenforge's own stage
+    (no exact ``tokenizer.json`` form).
+
+    >>> p = EosProcessing(("</s>", 1))
+    >>> p.process_ids([10, 11]), p.process_ids([10, 1]), p.process_ids([10], [1])
+    ([10, 11, 1], [10, 1], [10, 1, 1])
+    """
+
+    type_name = "EosProcessing"
+
+    def __init__(self, eos: tuple[str, int] = ("</s>", 1)) -> None:
+        self.eos = _token_id(eos, "EosProcessing eos")
+
+    def _template(self, pair: bool) -> list[tuple[Any, int]]:
+        eos = ([self.eos[1]], [self.eos[0]])
+        out: list[tuple[Any, int]] = [("A", 0), (eos, 0)]
+        return out + [("B", 0), (eos, 0)] if pair else out
+
+    def _ends(self, ids: Seq[int]) -> bool:
+        return bool(ids) and ids[-1] == self.eos[1]
+
+    def process(self, a: Encoding, b: Encoding | None = None, add_special_tokens: bool = True) -> Encoding:
+        out = Encoding()
+        for seq, enc in enumerate((a, b)):
+            if enc is None:
+                continue
+            out._extend(enc, 0, seq)
+            if add_special_tokens and not self._ends(enc.ids):
+                out._append(self.eos[1], self.eos[0], (0, 0), 0, True, None)
+        return out
+
+    def process_ids(self, a: list[int], b: list[int] | None = None, add_special_tokens: bool = True) -> list[int]:
+        if not add_special_tokens:
+            return a + (b or [])
+        eos = [self.eos[1]]
+        out = a if self._ends(a) else a + eos
+        if b is not None:
+            out = out + (b if self._ends(b) else b + eos)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "EosProcessing", "eos": list(self.eos)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "EosProcessing":
+        return cls(_pair_field(d, "eos"))
 
 
 def trim_byte_level_offsets(enc: Encoding, add_prefix_space: bool) -> Encoding:

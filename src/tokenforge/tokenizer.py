@@ -1668,11 +1668,16 @@ class Tokenizer:
     def to_dict(self) -> dict[str, Any]:
         """The stages as plain data, each in HF tokenizer.json's shape with its ``"type"``
         (byte-level BPE models in tokenforge's own ``"bpe"`` shape: ids and base64 bytes)."""
+        return self._to_dict(with_model=True)
+
+    def _to_dict(self, *, with_model: bool) -> dict[str, Any]:
+        """:meth:`to_dict`; without the model (``None``) when ``with_model`` is false, for a
+        caller that takes the model's form elsewhere (the fingerprint of a large vocabulary)."""
         data = {
             "name": self._name,
             "normalizer": None if self._normalizer is None else self._normalizer.to_dict(),
             "pre_tokenizer": None if self._pre is None else self._pre.to_dict(),
-            "model": self._model.to_dict(),
+            "model": self._model.to_dict() if with_model else None,
             "post_processor": None if self._post is None else self._post.to_dict(),
             "decoder": None if self._decoder is None else self._decoder.to_dict(),
             "added_tokens": [t.to_dict() for t in self._added],
@@ -1686,6 +1691,20 @@ class Tokenizer:
         if self._config:
             data["config"] = dict(self._config)
         return data
+
+    def fingerprint(self) -> str:
+        """``"tf1:<sha256>"`` of the parts that decide the ids (not the name, the file or the
+        tokenforge version): equal fingerprints, equal ids. See :mod:`tokenforge.fingerprint`."""
+        from .fingerprint import fingerprint
+
+        return fingerprint(self)
+
+    def fingerprint_parts(self) -> dict[str, str]:
+        """``{part: sha256}`` of each part :meth:`fingerprint` combines (normalizer, pre_tokenizer,
+        model, added_tokens, post_processor, decoder, chat_template, truncation, padding)."""
+        from .fingerprint import fingerprint_parts
+
+        return fingerprint_parts(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, name: str | None = None, backend: str = "auto") -> "Tokenizer":

@@ -46,6 +46,9 @@ MODULES = [
     "tokenforge.analysis.healing",
     "tokenforge.prepare.job",
     "tokenforge.prepare.reader",
+    "tokenforge.fingerprint",
+    "tokenforge.analysis.align",
+    "tokenforge.analysis.diff",
 ]
 
 

@@ -69,6 +69,7 @@ EXAMPLES = {
         "BertProcessing": lambda: postprocessors.BertProcessing(),
         "RobertaProcessing": lambda: postprocessors.RobertaProcessing(trim_offsets=False),
         "ByteLevel": lambda: postprocessors.ByteLevel(),
+        "EosProcessing": lambda: postprocessors.EosProcessing(("</s>", 1)),
         "Sequence": lambda: postprocessors.Sequence([postprocessors.ByteLevel(), postprocessors.BertProcessing()]),
     },
     "decoder": {

@@ -17,11 +17,16 @@
 * :mod:`.extend`: extending a vocabulary safely, with a regression report and
   embedding initialisation (Hewitt, 2021).
 * :mod:`.exposure`: which control tokens plain text can produce.
+* :mod:`.align`: the groups of tokens of two tokenizers that cover the same bytes
+  (cross-tokenizer distillation, speculative decoding across vocabularies).
+* :mod:`.diff`: what changed between two tokenizers, and whether the ids did.
 """
 
 from __future__ import annotations
 
 from .accounting import Accounting, vocab_accounting
+from .align import AlignedGroup, align, align_spans, align_text
+from .diff import DiffReport, LineDiff  # the function is tokenforge.analysis.diff.diff
 from .compare import CompareReport, compare, plot, resolve_tokenizer, udhr_sample
 from .exposure import Exposure, special_exposure
 from .explain import (
@@ -63,6 +68,12 @@ from .metrics import (
 from .offsets import TokenSpan, encode_with_offsets, surrogate_alignment
 
 __all__ = [
+    "AlignedGroup",
+    "align",
+    "align_spans",
+    "align_text",
+    "DiffReport",
+    "LineDiff",
     "Exposure",
     "special_exposure",
     "Accounting",

@@ -16,7 +16,14 @@ A tokenizer is named by a spec:
 * ``train:KIND[:VOCAB_SIZE]``: trained now on the training half of the
   embedded corpus (:func:`tokenforge.corpus.embedded_corpus`), KIND one of
   ``bpe`` (byte-level, GPT-2 split pattern), ``unigram``, ``wordpiece``,
-  ``spm-bpe``; VOCAB_SIZE defaults to 4096. Training takes about a second.
+  ``spm-bpe``; VOCAB_SIZE defaults to 4096. Training takes about a second;
+* ``patches:fixedP``, ``patches:entropy[:θ]`` or ``patches:relative[:θ]``: not a
+  tokenizer but a byte patching scheme of tokenizer-free models
+  (:mod:`tokenforge.analysis.patching`): MegaByte's patches of ``P`` bytes, or
+  BLT's entropy patches (global or approximate monotonic rule, threshold ``θ``
+  in bits) under the byte n-gram model trained on the embedded corpus. Its row
+  counts patches as tokens, so its bytes/token is bytes per patch, next to the
+  tokenizers' bytes per token.
 
 Texts are files (one text per file, labelled by file name without the
 suffix), a ``.tsv`` parallel sample with ``lang`` and ``text`` columns (rows of
@@ -175,7 +182,8 @@ def _train(kind: str, vocab_size: int) -> Any:
 
 
 def resolve_tokenizer(spec: Any) -> tuple[str, Any]:
-    """``(label, tokenizer)`` for an encoding name, a tokenizer file, ``train:KIND[:N]``, or a tokenizer.
+    """``(label, tokenizer)`` for an encoding name, a tokenizer file, ``train:KIND[:N]``,
+    ``patches:...`` (a :class:`~tokenforge.analysis.patching.Patcher`), or a tokenizer.
 
     >>> label, tok = resolve_tokenizer("gpt2")
     >>> label, tok.n_vocab
@@ -191,6 +199,10 @@ def resolve_tokenizer(spec: Any) -> tuple[str, Any]:
     s = os.fspath(spec)
     if s in ENCODINGS:
         return s, get_encoding(s)
+    if s.startswith("patches:"):
+        from .patching import Patcher
+
+        return s, Patcher.from_spec(s)
     if s.startswith("train:"):
         parts = s.split(":")
         kind = parts[1] if len(parts) > 1 else ""
@@ -295,6 +307,9 @@ class CompareReport:
             words,
             "UNK rate: – for tokenizers without an unknown token (byte-level BPE cannot produce one).",
         ]
+        if any(t.startswith("patches:") for t in self.tokenizers):
+            out.append("patches:* rows: a token is a byte patch (MegaByte's fixed patches, BLT's entropy patches "
+                       "under tokenforge's byte n-gram model), so bytes/token is bytes per patch.")
         if self.reference:
             out.append(f"× {self.reference}: tokens ÷ tokens of the {self.reference!r} text under the same tokenizer; "
                        f"on parallel text, the cost relative to {self.reference!r} (Petrov et al., 2023).")

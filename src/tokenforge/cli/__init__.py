@@ -19,6 +19,9 @@
     tokenforge chat MESSAGES.json [-t T] [--template chatml|llama3] [--generation-prompt]
     tokenforge glitch [-t T] [--text FILES...] [--top N] [--expected rank|uniform] [--rare-max N] [--unreachable] [--json]
     tokenforge serve [TOKENIZER ...] [--host 127.0.0.1] [--port 8765] [--open]
+    tokenforge patch [TEXT] [--file F] [--model M] [--rule global|relative] [--threshold T] [--fixed P] [--json]
+    tokenforge fingerprint [-t T] [--parts] [--json]
+    tokenforge diff A B [--text FILES...] [--top N] [--json]
 
 With no files, ``train`` learns a byte-level BPE tokenizer from the corpus
 embedded in the package and reports bytes/token on each language's held-out
@@ -32,7 +35,8 @@ the command's flags, and exit with status 1.
 The commands live in one module per group: :mod:`.train`, :mod:`.encode`
 (encode, decode, offsets), :mod:`.prepare` (prepare, count), :mod:`.info` (info, accounting),
 :mod:`.convert` (convert) and :mod:`.analysis`
-(compare, explain, glitch, heal, extend, bpb, chat) and :mod:`.serve` (the token page);
+(compare, explain, glitch, heal, extend, bpb, chat), :mod:`.patch` (byte patches),
+:mod:`.versions` (fingerprint, diff) and :mod:`.serve` (the token page);
 :mod:`._common` opens a
 tokenizer by name or path, reads text and prints JSON and errors. The CLI only parses
 arguments, calls the library and prints; :mod:`tokenforge.analysis` never
@@ -47,7 +51,7 @@ from typing import Sequence
 
 from .. import __version__
 from ..errors import TokenforgeError
-from . import analysis, convert, encode, info, prepare, serve, train
+from . import analysis, convert, encode, info, patch, prepare, serve, train, versions
 from ._common import DEFAULT_OUT, DEFAULT_TOKENIZER, InputError, cli_message, print_error, resolve_tokenizer
 
 __all__ = ["DEFAULT_OUT", "DEFAULT_TOKENIZER", "build_parser", "main"]
@@ -68,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     analysis.register_glitch(sub)
     encode.register_offsets(sub)
     analysis.register(sub, DEFAULT_TOKENIZER)  # bpb, heal, extend, chat
+    patch.register(sub)  # patch [TEXT] [--model M] [--threshold T] [--rule global|relative] [--fixed P]
+    versions.register_fingerprint(sub)  # fingerprint -t T [--parts] [--json]
+    versions.register_diff(sub)  # diff A B [--text FILES] [--json] [--top N]
     serve.register(sub)  # serve [TOKENIZER ...] [--host H] [--port P] [--open]
     return p
 

@@ -64,7 +64,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     from ..analysis.compare import compare, plot
 
-    specs = [t if t.startswith("train:") else resolve_tokenizer(t) for t in args.tokenizers]
+    specs = [t if t.startswith(("train:", "patches:")) else resolve_tokenizer(t) for t in args.tokenizers]
     texts = None
     if args.text:
         texts = read_compare_texts(args.text, args.input_errors)
@@ -101,7 +101,10 @@ def register_compare(subparsers: Any) -> argparse.ArgumentParser:
         help="compare tokenizers on texts: bytes/token, chars/token, tokens/word, UNK rate, cost vs English",
         description="Compare tokenizers on the same texts (Rust et al., 2021; Petrov et al., 2023). A tokenizer is "
                     "what -t takes (an encoding or model name, a tokenizer file or folder) or train:KIND[:VOCAB_SIZE] "
-                    "(KIND: " + ", ".join(TRAIN_KINDS) + ") trained now on the embedded corpus. Without --text: the "
+                    "(KIND: " + ", ".join(TRAIN_KINDS) + ") trained now on the embedded corpus, or a byte patching scheme "
+                    "of tokenizer-free models, whose row shows bytes per patch: patches:fixedP (MegaByte, P bytes), "
+                    "patches:entropy[:θ] or patches:relative[:θ] (BLT's entropy patches; see tokenforge patch). "
+                    "Without --text: the "
                     "shipped UDHR sample (articles 26-30 in 15 languages).\n\n"
                     "Text files are read as they are (bytes/token counts the file's bytes, CRLF included). "
                     "A .tsv file is a parallel sample: a header row with the tab-separated columns 'lang' and "
@@ -113,10 +116,12 @@ def register_compare(subparsers: Any) -> argparse.ArgumentParser:
             "tokenforge compare gpt2 cl100k o200k",
             "tokenforge compare gpt-4 gpt-4o --text parallel.tsv --format markdown",
             "tokenforge compare cl100k train:bpe:8000 --text en.txt de.txt --reference en",
+            "tokenforge compare cl100k patches:entropy patches:fixed4   # bytes per patch beside bytes per token",
         ],
     )
     c.add_argument("tokenizers", nargs="+", metavar="TOKENIZER",
-                   help="encoding or model name, tokenizer file or folder, or train:KIND[:VOCAB_SIZE]")
+                   help="encoding or model name, tokenizer file or folder, train:KIND[:VOCAB_SIZE], "
+                        "or patches:fixedP / patches:entropy[:θ] / patches:relative[:θ]")
     c.add_argument("--text", nargs="+", default=None, metavar="FILE",
                    help="text files (one text each, labelled by file name) or parallel .tsv files with the "
                         "columns lang and text (default: the shipped UDHR sample)")

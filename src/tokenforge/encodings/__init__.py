@@ -1,4 +1,5 @@
-"""The standard OpenAI encodings, shipped inside the package and loaded offline.
+"""The standard OpenAI encodings, shipped inside the package and loaded offline,
+and ByT5's byte tokenizer (``"bytes"``, built by code: :mod:`tokenforge.encodings.byt5`).
 
 Each rank file is stored zlib-compressed and checked against the sha256 that
 tiktoken pins for the uncompressed file before it is used, so a corrupted
@@ -125,6 +126,10 @@ KNOWN_RANK_FILES: Mapping[str, EncodingSpec] = MappingProxyType(
     }
 )
 
+# Encodings without a rank file, built by code: ByT5's bytes (Xue et al., 2022).
+_BUILT: dict[str, str] = {"bytes": "byt5"}
+ENCODINGS = MappingProxyType({**ENCODINGS, "bytes": EncodingSpec("bytes", "", "", "")})
+
 _lock = _thread.allocate_lock()
 _loaded: dict[str, "Tokenizer"] = {}
 
@@ -138,7 +143,7 @@ def encoding_for_hash(sha256: str) -> EncodingSpec | None:
     """The encoding whose rank file has this sha256 (the first name wins): a shipped one,
     or a published rank file tokenforge recognises (Meta's Llama 3 ``tokenizer.model``)."""
     for spec in ENCODINGS.values():
-        if spec.sha256 == sha256:
+        if spec.sha256 and spec.sha256 == sha256:
             return spec
     return KNOWN_RANK_FILES.get(sha256)
 
@@ -171,7 +176,8 @@ def rank_file_bytes(spec: EncodingSpec) -> bytes:
 
 def get_encoding(name: str) -> "Tokenizer":
     """Return a standard encoding, offline. The same instance is returned on each
-    call (tokenizers are immutable).
+    call (tokenizers are immutable). ``"bytes"`` is ByT5's byte tokenizer
+    (:mod:`tokenforge.encodings.byt5`); the others are tiktoken's rank files.
 
     >>> get_encoding("gpt2").encode("hello world")
     [31373, 995]
@@ -181,6 +187,10 @@ def get_encoding(name: str) -> "Tokenizer":
         raise UnknownEncodingError(f"unknown encoding {name!r}; known: {', '.join(ENCODINGS)}")
     with _lock:
         tok = _loaded.get(name)
+        if tok is None and name in _BUILT:
+            from . import byt5
+
+            tok = _loaded[name] = byt5.byt5(name)
         if tok is None:
             from ..formats.tiktoken import parse_ranks
             from ..models.bpe import BPE

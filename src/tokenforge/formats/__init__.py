@@ -74,7 +74,9 @@ def save(tokenizer: "Tokenizer", path: str | os.PathLike, format: str = "tokenfo
     if format not in FORMATS:
         raise FileFormatError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", path=path)
     if format == "tokenforge":
-        save_native(tokenizer.to_dict(), path)
+        from ..fingerprint import fingerprint_record
+
+        save_native(tokenizer.to_dict(), path, fingerprint_record(tokenizer))
     elif format == "transformers":
         from .hf_json import save_transformers
 

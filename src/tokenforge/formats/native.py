@@ -24,8 +24,19 @@ Version 1 files (written before version 2) still load: a byte-level file's
 ``special_tokens`` become added tokens and its ``byte_level`` decoder the
 ``ByteLevel`` decoder; a ``"kind": "pipeline"`` file already had the parts.
 
-Output is deterministic: the same tokenizer always gives the same bytes.
-A hash mismatch on load names the part that was changed.
+Output is deterministic: the same tokenizer always gives the same bytes (from
+the same tokenforge version, which the fingerprint record names). A hash mismatch on load names the part that was changed.
+
+Files also carry the tokenizer's fingerprint (:mod:`tokenforge.fingerprint`)::
+
+      "fingerprint": {"id": "tf1:...", "parts": {"model": "...", ...}, "written_by": "tokenforge 0.x"}
+
+:func:`tokenforge.load` rebuilds the tokenizer and checks that its fingerprint is
+the recorded one, so a file that this tokenforge would read into different ids
+than the writer had is refused, naming the part. ``written_by`` is recorded for
+people and is not part of the fingerprint. The field is optional (files written
+before it still load) and readers that do not know it ignore it, so
+``format_version`` stays 2.
 """
 
 from __future__ import annotations
@@ -96,8 +107,9 @@ def part_hash(obj: Any) -> str:
     return hashlib.sha256(canonical(obj).encode("utf-8")).hexdigest()
 
 
-def dumps(data: dict[str, Any]) -> str:
-    """Serialize ``Tokenizer.to_dict()`` output as the native document."""
+def dumps(data: dict[str, Any], fingerprint: dict[str, Any] | None = None) -> str:
+    """Serialize ``Tokenizer.to_dict()`` output as the native document (with
+    ``fingerprint``, :func:`tokenforge.fingerprint.fingerprint_record`'s output, when given)."""
     doc: dict[str, Any] = {"format_version": FORMAT_VERSION, "name": data.get("name")}
     parts = PARTS
     for part in parts:
@@ -106,6 +118,8 @@ def dumps(data: dict[str, Any]) -> str:
         if data.get(part) is not None:
             doc[part] = data[part]
     doc["sha256"] = {part: part_hash(doc[part]) for part in (*parts, *(p for p in OPTIONAL_PARTS if p in doc))}
+    if fingerprint is not None:
+        doc["fingerprint"] = fingerprint
     # One vocab entry and one merge per line: diffable, and still plain JSON.
     lines = ["{"]
     keys = list(doc)
@@ -175,11 +189,39 @@ def loads(text: str, path: object = "<native>") -> dict[str, Any]:
     return _upgrade_v1(doc, path) if doc["format_version"] == 1 else doc
 
 
-def save_native(data: dict[str, Any], path: str | os.PathLike) -> None:
-    text = dumps(data)
+def save_native(data: dict[str, Any], path: str | os.PathLike, fingerprint: dict[str, Any] | None = None) -> None:
+    text = dumps(data, fingerprint)
     with atomic_write(path) as f:
         f.write(text)
 
 
 def load_native_dict(path: str | os.PathLike) -> dict[str, Any]:
     return loads(read_text(path), path)
+
+
+def check_fingerprint(doc: dict[str, Any], parts: dict[str, str], path: object = "<native>") -> None:
+    """Raise :class:`FileFormatError` when ``doc`` records a fingerprint other than the one
+    whose ``{part: hash}`` are ``parts`` (those of the tokenizer built from ``doc``), naming
+    the parts that differ. Files without a fingerprint (written before tokenforge recorded
+    one) pass, and so do fingerprints of a later scheme, which this version cannot check."""
+    record = doc.get("fingerprint")
+    if record is None:
+        return
+    from ..fingerprint import SCHEME, combine, differing_parts
+
+    if not isinstance(record, dict) or not isinstance(record.get("id"), str) or not isinstance(record.get("parts"), dict):
+        raise FileFormatError("field 'fingerprint' must be an object with 'id' and 'parts'", path=path)
+    if not record["id"].startswith(SCHEME + ":"):
+        return
+    recorded = record["parts"]
+    if combine(recorded) != record["id"]:
+        raise FileFormatError("field 'fingerprint': its 'id' is not the hash of its 'parts' (the file was edited)", path=path)
+    differ = differing_parts(recorded, parts)
+    if differ:
+        writer = record.get("written_by") or "an unknown writer"
+        raise FileFormatError(
+            f"fingerprint does not match: part {', '.join(repr(p) for p in differ)} differs from what "
+            f"{writer} recorded (recorded {record['id']}, this tokenforge computes {combine(parts)}); "
+            "the file was edited, or this tokenforge reads it into different ids",
+            path=path,
+        )

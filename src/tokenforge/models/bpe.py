@@ -494,11 +494,11 @@ class BPE(Model):
         return merges
 
     def to_dict(self) -> dict:
-        from base64 import b64encode
+        from binascii import b2a_base64
 
         out: dict = {
-            "type": "bpe",
-            "vocab": [[i, b64encode(t).decode("ascii")] for i, t in sorted(self._vocab.items())],
+            "type": "bpe",  # base64 as b64encode gives it, without its per-call overhead
+            "vocab": [[i, b2a_base64(t, newline=False).decode("ascii")] for i, t in sorted(self._vocab.items())],
         }
         if self._merges is not None:
             out["merges"] = [[self._ranks[a], self._ranks[b]] for a, b in self._merges]

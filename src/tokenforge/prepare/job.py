@@ -327,6 +327,7 @@ def prepare(
     out = Path(out_dir)
     settings = {
         "tokenizer": {"name": _tokenizer_name(tokenizer, tok), "sha256": tokenizer_sha256(tok),
+                      "fingerprint": tok.fingerprint(),
                       "n_vocab": tok.n_vocab, "max_token_value": tok.max_token_value},
         "dtype": dtype.name,
         "shard_tokens": shard_tokens,
@@ -463,8 +464,18 @@ def _start(out: Path, settings: dict, resume: bool, overwrite: bool, sources: li
     return None
 
 
+def _same_tokenizer(old: dict | None, new: dict) -> bool:
+    """Whether a recorded tokenizer gives the ids ``new`` gives: by fingerprint (which
+    ignores the name and the file format), or by sha256 for an index written before
+    tokenforge recorded fingerprints."""
+    old = old or {}
+    if old.get("fingerprint") is not None:
+        return bool(old["fingerprint"] == new["fingerprint"])
+    return bool(old.get("sha256") == new["sha256"])
+
+
 def _same_settings(index: dict, settings: dict) -> bool:
-    return (index.get("tokenizer", {}).get("sha256") == settings["tokenizer"]["sha256"]
+    return (_same_tokenizer(index.get("tokenizer"), settings["tokenizer"])
             and index.get("dtype") == settings["dtype"]
             and index.get("options") == settings["options"]
             and [i["name"] for i in index.get("inputs", [])] == [i["name"] for i in settings["inputs"]]
@@ -475,6 +486,8 @@ def _check_resumable(out: Path, old: dict, new: dict) -> None:
     for key, what in (("engine", "the engine"), ("tokenizer", "the tokenizer"), ("dtype", "the dtype"),
                       ("shard_tokens", "the shard size"),
                       ("separators", "the separators"), ("options", "the options"), ("inputs", "the inputs")):
+        if key == "tokenizer" and _same_tokenizer(old.get(key), new[key]):
+            continue
         if old.get(key) != new.get(key):
             if key == "inputs":
                 for a, b in zip(old["inputs"], new["inputs"]):

@@ -107,14 +107,20 @@ def get_encoding(encoding_name: str) -> Encoding:
     """One of tiktoken's encodings by name, offline; the same object on every call."""
     enc = _registered.get(encoding_name)
     if enc is None:
+        if encoding_name not in list_encoding_names():  # tokenforge's own ("bytes") are not tiktoken's
+            from ...errors import UnknownEncodingError
+
+            raise UnknownEncodingError(
+                f"unknown encoding {encoding_name!r}; known: {', '.join(list_encoding_names())}")
         tok = _encodings.get_encoding(encoding_name)
         enc = _registered.setdefault(encoding_name, Encoding._of(tok))
     return enc
 
 
 def list_encoding_names() -> list[str]:
-    """The names :func:`get_encoding` accepts."""
-    return _encodings.list_encodings()
+    """The names :func:`get_encoding` accepts: tiktoken's encodings (rank files), not
+    tokenforge's byte tokenizer ``"bytes"``."""
+    return [name for name, spec in _encodings.ENCODINGS.items() if spec.rank_file]
 
 
 def encoding_name_for_model(model_name: str) -> str:
