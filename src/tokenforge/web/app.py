@@ -235,14 +235,19 @@ def create_app(registry: Registry, limits: Limits | None = None) -> Any:
         default = registry.requested[:4] or list(DEFAULT_TOKENIZERS)
         return {"tokenizers": offered, "default": default, "limits": lim.to_dict()}
 
-    async def encode(request: Request) -> dict[str, Any]:
-        data = await body_json(request)
+    def text_request(data: Mapping[str, Any]) -> tuple[str, Tokenizer, bool]:
+        """``text``, ``tokenizer`` and ``specials`` of an encode-like request, checked."""
         text = text_of(data)
-        assert text is not None
+        assert text is not None  # required: text_of raised otherwise
         tok = registry.get(data.get("tokenizer"))
         specials = data.get("specials", True)
         if not isinstance(specials, bool):
             raise HTTPProblem(400, "'specials' must be true or false")
+        return text, tok, specials
+
+    async def encode(request: Request) -> dict[str, Any]:
+        data = await body_json(request)
+        text, tok, specials = text_request(data)
         out = await run(lambda: views.encode_view(tok, text, specials=specials))
         out["tokenizer"] = data["tokenizer"]
         return out  # type: ignore[no-any-return]
@@ -256,13 +261,7 @@ def create_app(registry: Registry, limits: Limits | None = None) -> Any:
         return await run(lambda: views.token_view(tok, tid))  # type: ignore[no-any-return]
 
     async def stability(request: Request) -> dict[str, Any]:
-        data = await body_json(request)
-        text = text_of(data)
-        assert text is not None
-        tok = registry.get(data.get("tokenizer"))
-        specials = data.get("specials", True)
-        if not isinstance(specials, bool):
-            raise HTTPProblem(400, "'specials' must be true or false")
+        text, tok, specials = text_request(await body_json(request))
         return await run(lambda: views.stability_view(tok, text, specials=specials))  # type: ignore[no-any-return]
 
     async def numbers(request: Request) -> dict[str, Any]:
