@@ -171,7 +171,8 @@ def utf8_char_starts(text: str) -> list[int]:
     sizes = 1 + (cps >= 0x80).astype(np.int64) + (cps >= 0x800) + (cps >= 0x10000)
     starts = np.zeros(len(text) + 1, dtype=np.int64)
     np.cumsum(sizes, out=starts[1:])
-    return starts.tolist()  # type: ignore[no-any-return]
+    out: list[int] = starts.tolist()
+    return out
 
 
 def token_spans(enc: Encoding, text: str, token_bytes: Callable[[str], bytes | None]) -> list[TokenSpan]:

@@ -138,7 +138,8 @@ def test_chat_template_truncation_and_padding_are_parts():
 
 # ---------------------------------------------------------------- formats: same fingerprint iff same ids
 
-@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+# gpt2 (GPT-2 files keep its pattern) and cl100k (they lose it); o200k takes the same paths, 15 s slower
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base"])
 def test_formats_give_the_same_fingerprint_exactly_when_the_ids_agree(name, tmp_path):
     """tiktoken file, native file and HF tokenizer.json of an encoding run the same rank
     model and split pattern: same fingerprint, same ids. GPT-2's vocab.json + merges.txt
