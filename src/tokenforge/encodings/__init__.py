@@ -126,8 +126,7 @@ KNOWN_RANK_FILES: Mapping[str, EncodingSpec] = MappingProxyType(
     }
 )
 
-# Encodings without a rank file, built by code: ByT5's bytes (Xue et al., 2022).
-_BUILT: dict[str, str] = {"bytes": "byt5"}
+# An encoding without a rank file is built by code: ByT5's bytes (Xue et al., 2022).
 ENCODINGS = MappingProxyType({**ENCODINGS, "bytes": EncodingSpec("bytes", "", "", "")})
 
 _lock = _thread.allocate_lock()
@@ -187,7 +186,7 @@ def get_encoding(name: str) -> "Tokenizer":
         raise UnknownEncodingError(f"unknown encoding {name!r}; known: {', '.join(ENCODINGS)}")
     with _lock:
         tok = _loaded.get(name)
-        if tok is None and name in _BUILT:
+        if tok is None and not spec.rank_file:
             from . import byt5
 
             tok = _loaded[name] = byt5.byt5(name)
