@@ -104,6 +104,7 @@ UNITS = [
     "backtrack",
     "core_bpe",
     "ranks",
+    "jsonl",
     "bpe_train",
     "spm_normalizer",
     "spm_bpe",

@@ -11,8 +11,8 @@
 //
 // Types: CoreBPE (byte-level BPE, core_bpe.h), SpmNormalizer (spm_normalizer.h), SpmBPE
 // (spm_bpe.h), SpmUnigram (unigram.h). Module functions: the trainers (bpe_train.h,
-// unigram_train.h, spm_bpe_train.h, wordpiece_train.h), parse_ranks (ranks.h), class_table
-// (scan.h).
+// unigram_train.h, spm_bpe_train.h, wordpiece_train.h), parse_ranks (ranks.h), jsonl_field
+// (jsonl.h), class_table (scan.h).
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -35,6 +35,7 @@
 #include "bpe_train.h"
 #include "common.h"
 #include "core_bpe.h"
+#include "jsonl.h"
 #include "ranks.h"
 #include "scan.h"
 #include "spm_bpe.h"
@@ -2506,6 +2507,45 @@ static PyObject* tf_wordpiece_learn(PyObject*, PyObject* args) {
 
 // parse_ranks(data: bytes-like) -> dict[bytes, int]: a well-formed tiktoken rank file
 // (ranks.h); ValueError(problem) for anything unusual, and the Python parser re-reads the file.
+// jsonl_field(block: bytes, field: bytes) -> list: per non-blank line of the block, the
+// str value of `field` (UTF-8 of the key), or the line's byte offset (int) when the line
+// needs Python's json.loads: malformed, no such string field, or unusual (see jsonl.h).
+static PyObject* tf_jsonl_field(PyObject*, PyObject* args) {
+  Py_buffer view, key;
+  if (!PyArg_ParseTuple(args, "y*y*", &view, &key)) return nullptr;
+  std::vector<tf::JsonlLine> lines;
+  std::string unescaped;
+  bool oom = false;
+  Py_BEGIN_ALLOW_THREADS
+  try {
+    tf::jsonl_field((const uint8_t*)view.buf, (size_t)view.len, std::string_view((const char*)key.buf, (size_t)key.len),
+                    lines, unescaped);
+  } catch (const std::exception&) {
+    oom = true;
+  }
+  Py_END_ALLOW_THREADS
+  PyObject* out = oom ? nullptr : PyList_New((Py_ssize_t)lines.size());
+  for (size_t k = 0; out && k < lines.size(); ++k) {
+    const tf::JsonlLine& line = lines[k];
+    PyObject* item;
+    if (!line.found) {
+      item = PyLong_FromSize_t(line.start);
+    } else {
+      const char* base = line.escaped ? unescaped.data() : (const char*)view.buf;
+      item = PyUnicode_DecodeUTF8(base + line.value_start, (Py_ssize_t)line.value_len, "strict");
+    }
+    if (!item) {
+      Py_CLEAR(out);
+      break;
+    }
+    PyList_SET_ITEM(out, (Py_ssize_t)k, item);
+  }
+  PyBuffer_Release(&view);
+  PyBuffer_Release(&key);
+  if (oom) return PyErr_NoMemory();
+  return out;
+}
+
 static PyObject* tf_parse_ranks(PyObject*, PyObject* arg) {
   Py_buffer view;
   if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) != 0) return nullptr;
@@ -2555,6 +2595,8 @@ PyMethodDef module_methods[] = {
     {"learn_merges", (PyCFunction)tf_learn_merges, METH_VARARGS, "Native BPE merge loop."},
     {"count_pieces", (PyCFunction)tf_count_pieces, METH_VARARGS, "Count the scanner's pieces of UTF-8 bytes."},
     {"parse_ranks", (PyCFunction)tf_parse_ranks, METH_O, "A well-formed tiktoken rank file as {bytes: int}."},
+    {"jsonl_field", (PyCFunction)tf_jsonl_field, METH_VARARGS,
+     "Per JSON line: the str of one field, or the line's offset when json.loads must decide."},
     {"unigram_model", (PyCFunction)tf_unigram_model, METH_VARARGS, "Unigram lattice model (capsule)."},
     {"unigram_rescore", (PyCFunction)tf_unigram_rescore, METH_VARARGS, "Unigram training: new scores."},
     {"unigram_corpus", (PyCFunction)tf_unigram_corpus, METH_VARARGS, "Unigram training words (capsule)."},

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from .. import _native
 from ..errors import FileFormatError, InvalidArgumentError, MissingDependencyError, TokenizerFileNotFoundError
 
 #: Flag: the item begins its document.
@@ -568,37 +569,63 @@ def _read_jsonl(stream, raw, src: Source, unit: Unit, em: _Emitter, opts: ReadOp
 
 
 def _jsonl_lines(body: bytes, src: Source, lines: _Lines, field_: str, em: _Emitter, loads: Callable) -> Iterator[Chunk | None]:
-    pos = 0
-    for raw_line in body.split(b"\n"):
-        start = pos
-        pos += len(raw_line) + 1
-        if not raw_line.strip():
-            continue
-        try:
-            obj = loads(raw_line)
-        except UnicodeDecodeError as exc:
-            raise FileFormatError(f"not valid UTF-8 ({exc.reason})", path=src.name, line=lines.line_of(body, start)) from None
-        except ValueError as exc:
-            raise FileFormatError(f"not valid JSON ({exc})", path=src.name, line=lines.line_of(body, start)) from None
-        if not isinstance(obj, dict):
-            raise FileFormatError(
-                f"expected a JSON object with a {field_!r} field, found {type(obj).__name__}",
-                path=src.name, line=lines.line_of(body, start),
-            )
-        try:
-            text = obj[field_]
-        except KeyError:
-            keys = ", ".join(map(repr, list(obj)[:8])) or "none"
-            raise FileFormatError(
-                f"no field {field_!r} in this JSON object (its fields: {keys}); choose one with --text-field",
-                path=src.name, line=lines.line_of(body, start),
-            ) from None
-        if not isinstance(text, str):
-            raise FileFormatError(
-                f"field {field_!r} holds {type(text).__name__}, not a string",
-                path=src.name, line=lines.line_of(body, start),
-            )
-        yield em.doc(text)
+    """The ``field_`` string of each non-blank JSON line of ``body`` (whole lines), as documents.
+
+    The native core reads the lines it can prove ``json.loads`` would read the same way
+    (see ``_core/jsonl.h``); every other line, malformed ones included, goes through
+    ``json.loads`` here, so results and error messages are Python's."""
+    core = _native.core()
+    key = _utf8_key(field_) if core is not None else None
+    if key is None:
+        pos = 0
+        for raw_line in body.split(b"\n"):
+            start = pos
+            pos += len(raw_line) + 1
+            if raw_line.strip():
+                yield em.doc(_json_line_text(raw_line, start, body, src, lines, field_, loads))
+        return
+    for item in core.jsonl_field(body, key):
+        if type(item) is int:  # a line json.loads decides
+            end = body.find(b"\n", item)
+            item = _json_line_text(body[item : len(body) if end < 0 else end], item, body, src, lines, field_, loads)
+        yield em.doc(item)
+
+
+def _utf8_key(field_: str) -> bytes | None:
+    try:
+        return field_.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate in the name: only json.loads can match it
+        return None
+
+
+def _json_line_text(raw_line: bytes, start: int, body: bytes, src: Source, lines: _Lines, field_: str,
+                    loads: Callable) -> str:
+    """The ``field_`` string of one JSON line, or the error naming the file and line."""
+    try:
+        obj = loads(raw_line)
+    except UnicodeDecodeError as exc:
+        raise FileFormatError(f"not valid UTF-8 ({exc.reason})", path=src.name, line=lines.line_of(body, start)) from None
+    except ValueError as exc:
+        raise FileFormatError(f"not valid JSON ({exc})", path=src.name, line=lines.line_of(body, start)) from None
+    if not isinstance(obj, dict):
+        raise FileFormatError(
+            f"expected a JSON object with a {field_!r} field, found {type(obj).__name__}",
+            path=src.name, line=lines.line_of(body, start),
+        )
+    try:
+        text = obj[field_]
+    except KeyError:
+        keys = ", ".join(map(repr, list(obj)[:8])) or "none"
+        raise FileFormatError(
+            f"no field {field_!r} in this JSON object (its fields: {keys}); choose one with --text-field",
+            path=src.name, line=lines.line_of(body, start),
+        ) from None
+    if not isinstance(text, str):
+        raise FileFormatError(
+            f"field {field_!r} holds {type(text).__name__}, not a string",
+            path=src.name, line=lines.line_of(body, start),
+        )
+    return text
 
 
 def _pyarrow_parquet(src: Source) -> Any:
