@@ -1747,15 +1747,20 @@ class Tokenizer:
                 raise
             raise FileFormatError(f"{type(exc).__name__}: {exc}"[:500]) from None
 
-    def save(self, path: str, format: str = "tokenforge") -> None:
+    def save(self, path: str | os.PathLike[str], format: str | None = None) -> None:
         """Write the tokenizer atomically. ``format``: ``"tokenforge"`` (one JSON file,
         a sha256 per part), ``"hf"`` (tokenizer.json), ``"tiktoken"`` (a rank file),
         ``"gpt2"`` (``path`` is a directory that gets ``vocab.json`` and ``merges.txt``),
-        ``"sentencepiece"`` (a ``.model``) or ``"bert_vocab"`` (a ``vocab.txt``). A format
-        that cannot express this tokenizer exactly raises :class:`FileFormatError`."""
-        from .formats import save
+        ``"sentencepiece"`` (a ``.model``), ``"bert_vocab"`` (a ``vocab.txt``) or
+        ``"transformers"`` (a folder ``AutoTokenizer`` reads). By default the name decides,
+        as :func:`tokenforge.formats.format_for_path` says: ``tokenizer.json`` is HF's
+        format, ``*.tiktoken`` a rank file, ``*.model`` SentencePiece, ``*.txt`` a BERT
+        vocabulary, an existing folder GPT-2's two files, any other name tokenforge's own.
+        A format that cannot express this tokenizer exactly raises :class:`FileFormatError`
+        and writes nothing."""
+        from .formats import format_for_path, save
 
-        save(self, path, format=format)
+        save(self, path, format=format_for_path(path) if format is None else format)
 
     def to_tiktoken(self) -> tiktoken.Encoding:
         """A live ``tiktoken.Encoding`` with the same ranks, pattern and specials

@@ -128,17 +128,28 @@ def test_train_out_name_picks_the_format(tmp_path, capsys, out, flag, fmt):
     src = tmp_path / "a.txt"
     src.write_text("low lower lowest newer newest wider 1234 東京\n" * 30, encoding="utf-8")
     target = str(tmp_path) + "/" + out  # (a Path would drop the trailing separator of "dir/")
-    argv = ["train", str(src), "--vocab-size", "300", "--pattern", "cl100k", "--out", target, "--workers", "1"]
+    pattern = "gpt2" if fmt == "gpt2" else "cl100k"  # GPT-2's files hold no pattern: they are read with GPT-2's
+    argv = ["train", str(src), "--vocab-size", "300", "--pattern", pattern, "--out", target, "--workers", "1"]
     code, _, err = run(capsys, *(argv + (["--format", flag] if flag else [])))
     assert code == 0, err
     assert detect_format(target) == fmt
-    kwargs = {"pattern": "cl100k"} if fmt == "tiktoken" else {}
+    kwargs = {"pattern": pattern} if fmt == "tiktoken" else {}
     tok = tokenforge.load(target, **kwargs)
     text = "the newest lower 1234 東京"
     if fmt == "hf":
         hf = pytest.importorskip("tokenizers").Tokenizer.from_file(target)
         assert hf.encode(text).ids == tok.encode(text)
     assert len(tok.encode(text)) < len(text.encode())
+
+
+def test_train_refuses_a_format_that_would_lose_the_pattern_before_training(tmp_path, capsys):
+    src = tmp_path / "a.txt"
+    src.write_text("low lower lowest 1234\n" * 30, encoding="utf-8")
+    for pattern, out in [("cl100k", "gpt2dir/"), ("none", "ranks.tiktoken")]:
+        code, _, err = run(capsys, "train", str(src), "--vocab-size", "300", "--pattern", pattern,
+                           "--out", str(tmp_path) + "/" + out, "--workers", "1")
+        assert code != 0 and "cannot write" in err and "pattern" in err, err
+        assert not (tmp_path / out.rstrip("/")).exists()
 
 
 def test_train_wordpiece_out_tokenizer_json_is_hf(tmp_path, capsys):

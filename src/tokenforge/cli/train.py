@@ -47,6 +47,20 @@ def _out_format(args: argparse.Namespace, out: str) -> str:
     return args.format or format_for_path(out)
 
 
+def _check_pattern_fits(fmt: str, pattern: str, out: str) -> None:
+    """Before training: the formats that hold no split pattern are read with a fixed one
+    (GPT-2's files with GPT-2's) or with the one the reader passes (rank files)."""
+    from ..errors import TrainingError
+
+    if fmt == "gpt2" and pattern != "gpt2":
+        raise TrainingError(
+            f"cannot write {out}: GPT-2's vocab.json + merges.txt are read with GPT-2's split pattern, so "
+            f"--pattern {pattern} would be lost; write tokenizer.json (HF) or a .json file instead"
+        )
+    if fmt == "tiktoken" and pattern == "none":
+        raise TrainingError(f"cannot write {out}: a tiktoken rank file is read with a split pattern, and --pattern is none")
+
+
 def _check_input(files: list[Path]) -> None:
     """An error naming the files when every one of them is empty (nothing to train on)."""
     from ..errors import TrainingError
@@ -183,6 +197,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     files, source, heldout = _training_input(args)
     fmt = _out_format(args, args.out)
     check_output_path(args.out, fmt)  # before any work
+    _check_pattern_fits(fmt, args.pattern, args.out)
     _check_input(files)
     t0 = time.perf_counter()
     tok = trainer.train(files)
