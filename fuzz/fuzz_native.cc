@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -31,6 +32,7 @@
 
 #include "backtrack.h"
 #include "bpe.h"
+#include "jsonl.h"
 #include "scan.h"
 #include "spm_bpe.h"
 #include "spm_normalizer.h"
@@ -450,9 +452,36 @@ void fuzz_wordpiece_encode(Reader r) {
   if (got != want) abort();
 }
 
+// The bytes as a JSON Lines block: every entry points at the start of a non-blank line, in
+// order; a found value lies inside its line between quotes (or, escaped, inside the side
+// buffer). Whether an accepted line is read as json.loads reads it is checked from Python
+// (tests/prepare/test_jsonl_reader.py); here: bounds, order, no crash, no sanitizer report.
+void fuzz_jsonl(const uint8_t* data, size_t size) {
+  std::vector<tf::JsonlLine> lines;
+  std::string unescaped;
+  tf::jsonl_field(data, size, "text", lines, unescaped);
+  size_t prev_end = 0;
+  for (const tf::JsonlLine& line : lines) {
+    if (line.start >= size || line.start < prev_end) abort();
+    if (line.start > 0 && data[line.start - 1] != '\n') abort();
+    const void* nl = std::memchr(data + line.start, '\n', size - line.start);
+    size_t end = nl ? (size_t)((const uint8_t*)nl - data) : size;
+    if (line.found) {
+      if (line.escaped) {
+        if (line.value_start + line.value_len > unescaped.size()) abort();
+      } else {
+        if (line.value_start <= line.start || line.value_start + line.value_len >= end) abort();
+        if (data[line.value_start - 1] != '"' || data[line.value_start + line.value_len] != '"') abort();
+      }
+    }
+    prev_end = end + 1;
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  fuzz_jsonl(data, size);
   fuzz_unigram(Reader{data, size});
   fuzz_wordpiece(Reader{data, size});
   fuzz_spm(Reader{data, size});
