@@ -12,9 +12,12 @@ same files:
   trainer is its BPE trainer with a ``##`` prefix: it merges by pair *frequency*.
 * **tokenforge**: ``count_lines`` with tokenforge's own ``BertNormalizer`` and
   ``BertPreTokenizer`` (worker processes, Python), then
-  ``WordPieceTrainer(...).train_from_counts(counts)``, which merges by the
-  likelihood score f(xy)/(f(x)f(y)). The script checks that the word counts are
-  identical to what HF's normalizer + pre-tokenizer give.
+  ``WordPieceTrainer(merge=...).train_from_counts(counts)``; ``--merge``
+  picks the rule (default ``frequency``, the trainer's default and HF's rule;
+  ``likelihood``; ``score`` = f(xy)/(f(x)f(y)), the earlier default). The
+  script checks that the word counts are identical to what HF's normalizer +
+  pre-tokenizer give. Per-language held-out quality on a multilingual corpus:
+  ``bench_train_quality.py``.
 
 Wall time is measured around the whole training call (files in, model out) and,
 for tokenforge, also split into counting and the trainer. HF's counting time is
@@ -34,6 +37,7 @@ bytes of the words / tokens; [UNK] rate = [UNK] tokens / tokens.
 
     python benchmarks/bench_train_wordpiece.py                   # 8k and 30k, main corpus + small corpus
     python benchmarks/bench_train_wordpiece.py --vocabs 8000 --repeats 1
+    python benchmarks/bench_train_wordpiece.py --merge score     # the earlier default rule
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ CORPORA = {
     "small": ["tinystories_sample.txt", "german.txt"],
 }
 HELDOUT = "tinystories_valid_sample.txt"
+MERGE = "frequency"  # --merge
 
 
 def _rss_now() -> int:
@@ -67,7 +72,7 @@ def _rss_now() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def child(lib: str, vocab: int, files: list[str], out: str, min_frequency: int = 0) -> None:
+def child(lib: str, vocab: int, files: list[str], out: str, min_frequency: int = 0, merge: str = "frequency") -> None:
     """One training run in this (fresh) process; writes a JSON result to ``out``."""
     base = _rss_now()
     result: dict = {"lib": lib, "vocab": vocab}
@@ -94,7 +99,7 @@ def child(lib: str, vocab: int, files: list[str], out: str, min_frequency: int =
 
         splitter = LineSplitter(BertNormalizer(lowercase=True).to_dict(), BertPreTokenizer().to_dict(), line_independent=True)
         trainer = WordPieceTrainer(
-            vocab_size=vocab, min_frequency=min_frequency, special_tokens=SPECIALS, show_progress=False
+            vocab_size=vocab, min_frequency=min_frequency, special_tokens=SPECIALS, show_progress=False, merge=merge
         )
         base = _rss_now()
         t0 = time.perf_counter()
@@ -115,7 +120,7 @@ def child(lib: str, vocab: int, files: list[str], out: str, min_frequency: int =
 def run_child(lib: str, vocab: int, files: list[str], out: str, min_frequency: int = 0) -> dict:
     subprocess.run(
         [sys.executable, __file__, "--child", lib, "--vocab", str(vocab), "--out", out,
-         "--min-frequency", str(min_frequency), *files],
+         "--min-frequency", str(min_frequency), "--merge", MERGE, *files],
         check=True,
     )
     with open(out) as f:
@@ -197,14 +202,19 @@ def main() -> None:
         help="also train tokenforge with this min_frequency (quality comparison; 0 = skip)",
     )
     ap.add_argument("--min-frequency", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--merge", default="frequency", choices=["frequency", "likelihood", "score"],
+                    help="tokenforge's merge rule (WordPieceTrainer(merge=...))")
     ap.add_argument("--child", choices=["hf", "tokenforge"], help=argparse.SUPPRESS)
     ap.add_argument("--vocab", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     ap.add_argument("files", nargs="*", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    global MERGE
+    MERGE = args.merge
     if args.child:
-        child(args.child, args.vocab, args.files, args.out, args.min_frequency)
+        child(args.child, args.vocab, args.files, args.out, args.min_frequency, args.merge)
         return
+    print(f"tokenforge: WordPieceTrainer(merge={args.merge!r})")
 
     print_machine(machine_info())
     os.makedirs(args.tmp, exist_ok=True)

@@ -338,7 +338,7 @@ BACKENDS = ["python"] + (["native"] if _native.available() else [])
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_hand_computed_merges_and_ids(backend):
-    t = WordPieceTrainer(vocab_size=100, special_tokens=["[UNK]"], show_progress=False, backend=backend)
+    t = WordPieceTrainer(vocab_size=100, special_tokens=["[UNK]"], show_progress=False, backend=backend, merge="score")
     wp = t.train_from_counts(HUG)
     assert t.merges == HUG_MERGES
     alphabet = ["b", "g", "h", "n", "p", "s", "u"]
@@ -351,7 +351,7 @@ def test_hand_computed_merges_and_ids(backend):
 def test_likelihood_not_frequency_picks_the_first_merge():
     # Schuster & Nakajima (2012): BPE would merge the frequent (a, b); WordPiece merges (q, u)
     counts = {"qu": 2, "ab": 8, "a": 2, "b": 2}
-    t = WordPieceTrainer(vocab_size=10, special_tokens=["[UNK]"], show_progress=False)
+    t = WordPieceTrainer(vocab_size=10, special_tokens=["[UNK]"], show_progress=False, merge="score")
     t.train_from_counts(counts)
     assert t.merges == [("q", "##u")]
 
@@ -360,14 +360,16 @@ def test_likelihood_not_frequency_picks_the_first_merge():
 def test_min_frequency_applies_to_pair_counts(backend):
     # as above, but pairs seen fewer than 5 times are never merged: (b,##u) = 4 and
     # (##u,##n) = 4 stay apart, and then (bu, ...) never exists
-    t = WordPieceTrainer(vocab_size=100, min_frequency=5, special_tokens=["[UNK]"], show_progress=False, backend=backend)
+    t = WordPieceTrainer(
+        vocab_size=100, min_frequency=5, special_tokens=["[UNK]"], show_progress=False, backend=backend, merge="score"
+    )
     wp = t.train_from_counts(HUG)
     assert t.merges == [("##g", "##s"), ("p", "##u"), ("h", "##u"), ("hu", "##gs"), ("hu", "##g"), ("pu", "##g"), ("pu", "##n")]
     assert _toks(wp, "bun") == ["b", "##u", "##n"]
 
 
 def test_vocab_size_stops_training_and_specials_come_first():
-    t = WordPieceTrainer(vocab_size=5 + 14 + 3, show_progress=False)
+    t = WordPieceTrainer(vocab_size=5 + 14 + 3, show_progress=False, merge="score")
     wp = t.train_from_counts(HUG)
     assert len(t.merges) == 3 and wp.vocab_size == 22
     assert [wp.id_to_token(i) for i in range(5)] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -389,14 +391,14 @@ def test_limit_alphabet_keeps_the_most_frequent_characters_ties_by_code_point():
 
 def test_every_word_over_the_alphabet_encodes_without_unk():
     counts = Counter(["the", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog", "again", "and", "again"])
-    wp = WordPieceTrainer(vocab_size=60, special_tokens=["[UNK]"], show_progress=False).train_from_counts(counts)
+    wp = WordPieceTrainer(vocab_size=60, special_tokens=["[UNK]"], show_progress=False, all_forms=True).train_from_counts(counts)
     for w in ["zebra", "quiz", "yoke", "jumped", "the"]:
         assert wp.unk_id not in wp.encode_piece(w)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_merge_that_would_spell_a_special_token_is_never_made(backend):
-    t = WordPieceTrainer(vocab_size=100, special_tokens=["[UNK]", "hu"], show_progress=False, backend=backend)
+    t = WordPieceTrainer(vocab_size=100, special_tokens=["[UNK]", "hu"], show_progress=False, backend=backend, merge="score")
     wp = t.train_from_counts(HUG)
     assert ("h", "##u") not in t.merges and len(t.merges) >= 5
     assert wp.token_to_id("hu") == 1
@@ -473,7 +475,7 @@ def test_native_loop_equals_python_reference_on_real_text(shared_data):
 
 
 def test_vocab_size_below_specials_plus_alphabet_raises_with_the_minimum():
-    t = WordPieceTrainer(vocab_size=10, show_progress=False)  # 5 specials + 2 * 7 characters = 19
+    t = WordPieceTrainer(vocab_size=10, show_progress=False, merge="score")  # 5 specials + 2 * 7 characters = 19
     with pytest.raises(TrainingError, match="at least 19"):
         t.train_from_counts(HUG)
     assert t.min_vocab_size(HUG) == 19

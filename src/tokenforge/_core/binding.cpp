@@ -2405,8 +2405,10 @@ static PyObject* tf_spm_bpe_learn(PyObject*, PyObject* args) {
 
 // wordpiece_learn(tokens: list[bytes], words: list[list[int]], freqs: list[int],
 //                 unit_freq: list[int], prefix_len: int, vocab_size: int,
-//                 min_frequency: int, specials: list[int], progress: callable | None = None)
+//                 min_frequency: int, specials: list[int], progress: callable | None = None,
+//                 method: int = 0)
 //     -> list[tuple[int, int]]
+// method: 0 the score f(xy)/(f(x)f(y)), 1 the pair count, 2 the likelihood gain (wordpiece_train.h).
 // progress(tokens added so far) and Ctrl-C: see run_watched.
 // `tokens` are the base tokens (UTF-8); each merge (a, b) in the result makes
 // tokens[a] + tokens[b][prefix_len:], a new id when that string is new.
@@ -2420,11 +2422,16 @@ static PyObject* tf_wordpiece_learn(PyObject*, PyObject* args) {
   Py_ssize_t prefix_len, vocab_size;
   long long min_frequency;
   PyObject* progress = Py_None;
-  if (!PyArg_ParseTuple(args, "O!O!O!O!nnLO!|O", &PyList_Type, &tokens, &PyList_Type, &words, &PyList_Type, &freqs,
+  int method = tf::wordpiece_train::SCORE;
+  if (!PyArg_ParseTuple(args, "O!O!O!O!nnLO!|Oi", &PyList_Type, &tokens, &PyList_Type, &words, &PyList_Type, &freqs,
                         &PyList_Type, &unit_freq, &prefix_len, &vocab_size, &min_frequency, &PyList_Type, &specials,
-                        &progress) ||
+                        &progress, &method) ||
       !progress_ok(progress, "wordpiece_learn"))
     return nullptr;
+  if (method < tf::wordpiece_train::SCORE || method > tf::wordpiece_train::LIKELIHOOD) {
+    PyErr_SetString(PyExc_ValueError, "wordpiece_learn: method must be 0, 1 or 2");
+    return nullptr;
+  }
   Py_ssize_t n_tok = PyList_GET_SIZE(tokens), n_words = PyList_GET_SIZE(words);
   if (PyList_GET_SIZE(freqs) != n_words || PyList_GET_SIZE(unit_freq) != n_tok || prefix_len < 0 || vocab_size < 0) {
     PyErr_SetString(PyExc_ValueError, "wordpiece_learn: inconsistent arguments");
@@ -2436,6 +2443,7 @@ static PyObject* tf_wordpiece_learn(PyObject*, PyObject* args) {
     t.prefix_len = (size_t)prefix_len;
     t.vocab_size = (size_t)vocab_size;
     t.min_frequency = min_frequency;
+    t.method = method;
     t.tokens.reserve((size_t)n_tok + (size_t)std::min<Py_ssize_t>(vocab_size, 1 << 16));
     for (Py_ssize_t k = 0; k < n_tok; ++k) {
       PyObject* s = PyList_GET_ITEM(tokens, k);

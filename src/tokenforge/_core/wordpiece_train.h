@@ -52,7 +52,8 @@ struct Pair {
   uint8_t listed;     // present in Trainer::others[other]
   uint8_t banned;     // its merge would spell a special token
   uint32_t visit;     // the last word visit (Trainer::visit) that saw the pair in the word before the merge
-  static Pair blank() { return Pair{~0ull, 0, ~0u, ~0u, 0, 0, 0, 0, 0, 0}; }
+  uint32_t pushed;    // run_keyed: the last merge step that pushed the pair's key
+  static Pair blank() { return Pair{~0ull, 0, ~0u, ~0u, 0, 0, 0, 0, 0, 0, 0}; }
 };
 
 using PairTable = tf::PairTable<Pair, 1 << 16>;
@@ -96,6 +97,29 @@ inline bool tie_lower(const std::vector<std::string>& tokens, uint64_t xc, uint3
   return s > 0;
 }
 
+// The merge rules (trainers/wordpiece.py, ``merge=``).
+enum Method : int {
+  SCORE = 0,       // f(xy) / (f(x) f(y)), the row/owner loop of run()
+  FREQUENCY = 1,   // f(xy), as BPE (run_keyed)
+  LIKELIHOOD = 2,  // f(xy) * log(f(xy) N / (f(x) f(y))) in double, N = the total unit count (run_keyed)
+};
+
+// The likelihood key, operation for operation as trainers/wordpiece.py computes it (each step is
+// rounded to nearest, so the value is the same double in both, and it never rises as n falls).
+inline double likelihood_key(uint64_t c, uint64_t fa, uint64_t fb, uint64_t n) {
+  return (double)c * (((std::log((double)c) + std::log((double)n)) - std::log((double)fa)) - std::log((double)fb));
+}
+
+// A pair in run_keyed's heap: its key and the counts (and, for LIKELIHOOD, unit counts) it was
+// computed from. The order is total: key, then larger f(xy), then the smaller (left, right)
+// ids (the older units: ids are the base tokens in their given order, then the new tokens in
+// the order learned), then (two entries of one pair) the unit counts.
+struct KEntry {
+  double key;
+  uint64_t c, fa, fb;
+  uint32_t a, b;
+};
+
 struct Trainer {
   std::vector<std::string> tokens;  // UTF-8
   std::unordered_map<std::string, uint32_t> token_id;
@@ -106,6 +130,7 @@ struct Trainer {
   size_t prefix_len = 0;
   size_t vocab_size = 0;
   int64_t min_frequency = 0;
+  int method = SCORE;
 
   PairTable pairs;
   std::vector<std::vector<uint32_t>> holders;  // per pair: its words (may be stale)
@@ -226,7 +251,47 @@ struct Trainer {
 
   Ticker ticker;  // watches run() (ticker.h); what it learns never depends on it
 
+  // scratch of rewrite()
+  std::vector<uint64_t> touched;
+  std::vector<uint32_t> out_buf, list_buf;
+  // Rewrites every word holding a b with nw in its place and applies the pair-count changes
+  // (the pairs changed are in `touched`, stamped with `stamp`, which the caller has advanced).
+  // Returns the occurrences merged, or -1 when the ticker stops the run.
+  int64_t rewrite(uint32_t a, uint32_t b, uint32_t nw, size_t n_units);
+
+  struct KLess {
+    bool operator()(const KEntry& x, const KEntry& y) const {
+      if (x.key != y.key) return x.key < y.key;
+      if (x.c != y.c) return x.c < y.c;
+      if (x.a != y.a) return x.a > y.a;
+      if (x.b != y.b) return x.b > y.b;
+      return x.fa != y.fa ? x.fa > y.fa : x.fb > y.fb;  // two entries of one pair
+    }
+  };
+  std::vector<KEntry> kheap;
+  uint64_t total = 0;  // N: the sum of the unit counts (LIKELIHOOD)
+  KEntry kentry(const Pair& p) const {
+    uint32_t a = (uint32_t)(p.key >> 32), b = (uint32_t)p.key;
+    uint64_t c = (uint64_t)p.count;
+    if (method == LIKELIHOOD) {
+      uint64_t fa = (uint64_t)unit_freq[a], fb = (uint64_t)unit_freq[b];
+      return KEntry{likelihood_key(c, fa, fb, total), c, fa, fb, a, b};
+    }
+    return KEntry{(double)c, c, 0, 0, a, b};
+  }
+  void kpush(const KEntry& e) {
+    kheap.push_back(e);
+    std::push_heap(kheap.begin(), kheap.end(), KLess{});
+  }
+  // LIKELIHOOD: list the pair under both its units (bit 1: left, bit 2: right)
+  void klist(Pair& p) {
+    uint32_t a = (uint32_t)(p.key >> 32), b = (uint32_t)p.key;
+    if (!(p.listed & 1)) { p.listed |= 1; others[a].push_back(p.key); }
+    if (b != a && !(p.listed & 2)) { p.listed |= 2; others[b].push_back(p.key); }
+  }
+
   std::vector<std::pair<uint32_t, uint32_t>> run();
+  std::vector<std::pair<uint32_t, uint32_t>> run_keyed();
 };
 
 }  // namespace wordpiece_train

@@ -1,20 +1,42 @@
-"""WordPiece training by the likelihood score (Schuster & Nakajima, 2012).
+"""WordPiece training: bottom-up merges of adjacent units, by one of three rules.
 
-Like BPE, training starts from characters and merges adjacent pairs bottom
-up; unlike BPE it does not merge the most *frequent* pair but the pair with
-the highest score
+Training starts from characters and merges an adjacent pair of units at a
+time until ``vocab_size`` is reached or no pair with at least
+``min_frequency`` occurrences is left. With f(xy) the number of times ``y``
+follows ``x`` inside a word, f(x) the number of times unit ``x`` occurs, and
+N the total number of units, all in the current segmentation of the corpus
+(each word weighted by its count), ``merge=`` picks the pair with the highest
 
-    score(x, y) = f(xy) / (f(x) · f(y))
+* ``"frequency"`` (the default): f(xy). This is BPE with the ``##`` prefix,
+  the rule of HF tokenizers' ``WordPieceTrainer`` (its BPE trainer with a
+  continuing-subword prefix).
+* ``"likelihood"``: f(xy) · log(f(xy) · N / (f(x) · f(y))), the gain in
+  log-likelihood of the corpus under a unigram model of the units when ``x``
+  and ``y`` become one unit (to first order), which is how Schuster &
+  Nakajima (2012, "Japanese and Korean voice search", ICASSP) describe the
+  choice of the next word unit.
+* ``"score"``: f(xy) / (f(x) · f(y)), the rule this trainer used before
+  ``merge`` existed, kept unchanged.
 
-where f(xy) is how often ``y`` follows ``x`` inside a word and f(x), f(y)
-how often each unit occurs, all in the current segmentation of the corpus
-(each word weighted by its count). A pair whose parts rarely occur apart
-scores high even when it is rare: with ``a`` and ``b`` everywhere and ``q``
-only before ``u``, WordPiece merges ``q u`` first where BPE would merge
-``a b``. (HF tokenizers' ``WordPieceTrainer`` is its BPE trainer with a
-``##`` prefix, i.e. it merges by frequency; this module is the one Schuster &
-Nakajima (2012) describe.) Because the score rewards rare units, ``min_frequency`` (pairs
-seen fewer times are never merged) matters far more here than for BPE.
+Why ``"score"`` loses. The score is the *ratio* by which each occurrence of
+``xy`` becomes more likely (up to the factor N), i.e. exp of the pointwise
+mutual information; it ignores how many occurrences gain. A pair seen twice
+whose units occur nowhere else scores 1/2 and beats a pair of frequent units
+seen 10^5 times, so the vocabulary fills with rare, whole-word pieces that
+text outside the training data seldom contains: on held-out text it needs
+about twice HF's tokens per word at ``min_frequency=0``; a ``min_frequency``
+of 10 only removes the rarest of those pieces and leaves it 5-9 % behind.
+Multiplying by f(xy) gives the actual likelihood gain: c·log(c·N/(f(x)f(y)))
+is the first-order change of sum_u f(u)·log(f(u)/N) when c occurrences of
+``x y`` become one unit. That rule no longer favours rare pairs; held out, it
+comes within 0.2-0.4 % of ``"frequency"`` overall (up to 9 % better on some
+non-Latin scripts, up to 13 % worse on Vietnamese). ``"frequency"`` removes exactly f(xy) units
+from the training data at each merge, so it is greedy compression, which is
+what tokens/word and bytes/token measure; ``benchmarks/bench_train_quality.py``
+and ``benchmarks/RESULTS.md`` give the per-language figures against HF. (Google
+did not publish the tool that built BERT's vocabularies; the open builders it
+pointed to, tensor2tensor's ``SubwordTextEncoder`` and later TensorFlow Text's
+``bert_vocab_from_dataset``, also select subwords by count.)
 
 Units. The first character of a word is its own form (``"h"``), every later
 character carries the continuing-subword prefix (``"##e"``). Merging ``x``
@@ -23,51 +45,85 @@ and ``y`` gives ``x`` followed by ``y`` without its prefix (``"h" + "##e" ->
 same string; it is one token with one id.
 
 Vocabulary and ids, in this order: the special tokens as given; the
-alphabet, first every character in word-initial form, then every character
-in ``##`` form, each sorted by code point (both forms of every kept character,
-so any word over the alphabet can be encoded); then one id per new string in
-the order it was learned. Training stops at ``vocab_size`` or when no pair is
-left with at least ``min_frequency`` occurrences.
+word-initial forms of the alphabet, then its ``##`` forms, each sorted by
+code point; then one id per new string in the order it was learned. Which
+forms: with ``all_forms=True`` (the default for ``merge="score"``, as that
+rule always had it) both forms of every kept character, so any word over the
+alphabet can be encoded; with ``all_forms=False`` (the default otherwise) the
+word-initial form of each character that starts a training word and the
+``##`` form of each character found inside one (both forms of every
+``initial_alphabet`` character). On Chinese text that matters: BERT's
+pre-tokenizer makes every CJK ideograph a word of its own, so their thousands
+of ``##`` forms would never be used, and with them the benchmark's 7,359
+characters need 14,723 entries, more than a vocabulary of 8,000. (HF keeps the ``##`` forms seen and the word-initial
+form of every character.)
 
 ``limit_alphabet`` keeps the most frequent characters (ties: smaller code
 point first); ``initial_alphabet`` characters are always kept. A word that
 holds a character outside the kept alphabet can only ever be encoded as
-``[UNK]``, so it takes no part in training.
+``[UNK]``. ``"score"`` leaves such a word out of training; the other rules cut
+it at those characters and train on each run of kept characters, with the
+forms it has in the word (the runs are real text; no pair spans a cut). With
+``limit_alphabet=1000`` on multilingual text, where the cut falls inside a
+script, that is most of the text of that script. (HF drops the characters
+and trains on what is left, which makes pairs that never occur.)
 
-Ties. Scores are compared exactly (integer cross-multiplication, never
-float rounding); among equal scores the pair with the larger f(xy) wins, then
-the pair whose ``(left token, right token)`` strings come first in code point
-order. So the result depends only on the counts, never on hash seeds or on
-the order of the input mapping.
+Ties, always deterministic: the result depends only on the counts, never on
+hash seeds, thread counts or the order of the input mapping.
 
-The loop. Nothing is recounted per merge. The trainer keeps the count of each
-pair, an index from each pair to the words that hold it, the count of each
-unit and the pairs each unit takes part in. A merge of ``x y`` visits only the
-words holding it and applies the pair-count changes it causes. The catch
-compared with BPE: a merge also lowers f(x) and f(y), which *raises* the
-score of every other pair holding ``x`` or ``y``, and late in training those
-are frequent units (``##e``) with thousands of pairs.
+* ``"frequency"``: the larger f(xy), then the pair of older units: the
+  smaller id of the left unit, then of the right one (ids as above: the
+  special tokens, the characters in code point order, then the new tokens in
+  the order learned). HF also prefers the smaller ids. Breaking ties by the
+  tokens' strings instead favours low code points, i.e. Latin text, at the
+  vocabulary's cutoff, where many pairs tie; on the quality benchmark (30k,
+  0.3 MB per source file) that left Japanese and Traditional Chinese 0.2-0.5 %
+  behind HF.
+* ``"likelihood"``: the key is evaluated in IEEE doubles as
+  ``c * (((log c + log N) - log f(x)) - log f(y))`` (:func:`likelihood_key`,
+  the same operations in the native loop, so both give the same double);
+  equal keys: the larger f(xy), then the older units as above.
+* ``"score"``: scores are compared exactly (integer cross-multiplication,
+  never float rounding); among equal scores the larger f(xy), then the
+  strings.
 
-* The Python reference (``backend="python"``) keeps one max-heap of pairs
-  with lazy deletion: entries carry the (f(xy), f(x), f(y)) they were scored
-  with and are skipped when popped if any has changed. Instead of re-scoring
-  the pairs of ``x`` and ``y`` at once, it pushes one *bound* entry per
-  changed unit u with key 1/f(u) (no pair of u can score more, since
-  f(ux) <= f(x)); when a bound reaches the top, u's pairs are re-scored. It is
-  simple and obviously exact, but still re-scores often once the top score
-  is near 1/f of the frequent units.
-* The native loop (``_core/wordpiece_train.h``, the default when the core is
-  built, and what the tests compare with the reference) gives every pair to
-  one *owner* unit, the more frequent one, and keeps per unit a heap of its
-  pairs keyed by f(ux)/f(x), a key that does not change when f(u) does. A
-  global heap holds each unit's best pair. A change of f(u) then costs one
-  refresh of u's heap plus a re-key of the few pairs whose owner is the
-  partner. Counts are 64-bit there; larger totals run the Python loop.
+The loops. Nothing is recounted per merge. The trainer keeps the count of each
+pair, an index from each pair to the words that hold it and the count of each
+unit. A merge of ``x y`` visits only the words holding it and applies the
+pair-count changes it causes.
+
+* ``"frequency"``: one max-heap of pairs with lazy deletion; a pair whose
+  count changed is pushed again, an entry whose count is stale is dropped
+  when popped. ``"likelihood"`` uses the same heap, but a merge also changes
+  f(x), f(y) and f(xy), so every pair holding one of those three units is
+  pushed again, and N falls at every merge, which only lowers keys: an entry
+  popped with current counts is re-keyed with the current N and taken only if
+  its key did not change (every other entry bounds its pair's key from
+  above). Python reference and native loop alike.
+* ``"score"``: a merge lowers f(x) and f(y), which *raises* the score of
+  every other pair holding ``x`` or ``y``, and late in training those are
+  frequent units (``##e``) with thousands of pairs. The Python reference
+  (``backend="python"``) keeps one max-heap of pairs with lazy deletion:
+  entries carry the (f(xy), f(x), f(y)) they were scored with and are
+  skipped when popped if any has changed. Instead of re-scoring the pairs of
+  ``x`` and ``y`` at once, it pushes one *bound* entry per changed unit u with
+  key 1/f(u) (no pair of u can score more, since f(ux) <= f(x)); when a bound
+  reaches the top, u's pairs are re-scored. The native loop
+  (``_core/wordpiece_train.h``) gives every pair to one *owner* unit, the more
+  frequent one, and keeps per unit a heap of its pairs keyed by f(ux)/f(x), a
+  key that does not change when f(u) does. A global heap holds each unit's
+  best pair. A change of f(u) then costs one refresh of u's heap plus a
+  re-key of the few pairs whose owner is the partner.
+
+The native loop is the default when the core is built; the tests compare it
+with the reference for every rule. Counts are 64-bit there; larger totals run
+the Python loop.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
@@ -80,6 +136,10 @@ from ..specials import check_special_list
 from . import NoTrainingDataError, VocabReport, check_vocab_size
 
 BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+#: The merge rules, in the order of the native loop's method numbers.
+MERGE_METHODS = ("score", "frequency", "likelihood")
+#: The rule ``WordPieceTrainer`` uses unless told otherwise (see the module docstring).
+DEFAULT_MERGE = "frequency"
 #: Third field of a unit-bound heap entry: sorts before the ``-f(xy)`` of any pair.
 _DIRTY = float("-inf")
 
@@ -108,12 +168,21 @@ class WordPieceTrainer:
     :class:`~tokenforge.models.wordpiece.WordPiece` and leaves the merges it
     learned, in order, in ``merges``.
 
+    ``merge`` is ``"frequency"`` (default, as HF tokenizers), ``"likelihood"``
+    or ``"score"``; ``all_forms`` chooses the character forms (``None``: only
+    for ``"score"``); see the module docstring.
+
+    >>> counts = {"qu": 2, "ab": 8, "a": 2, "b": 2}
     >>> t = WordPieceTrainer(vocab_size=13, special_tokens=["[UNK]"], show_progress=False)
-    >>> wp = t.train_from_counts({"qu": 2, "ab": 8, "a": 2, "b": 2})
-    >>> t.merges[0]  # f(qu)/(f(q)f(u)) = 2/4 beats f(ab)/(f(a)f(b)) = 8/80
+    >>> wp = t.train_from_counts(counts)
+    >>> t.merges[0]  # f(ab) = 8 beats f(qu) = 2
+    ('a', '##b')
+    >>> [wp.id_to_token(i) for i in wp.encode_piece("ab")]
+    ['ab']
+    >>> s = WordPieceTrainer(vocab_size=13, special_tokens=["[UNK]"], show_progress=False, merge="score")
+    >>> _ = s.train_from_counts(counts)
+    >>> s.merges[0]  # f(qu)/(f(q)f(##u)) = 2/4 beats f(ab)/(f(a)f(##b)) = 8/80
     ('q', '##u')
-    >>> [wp.id_to_token(i) for i in wp.encode_piece("qu")]
-    ['qu']
     """
 
     def __init__(
@@ -129,11 +198,17 @@ class WordPieceTrainer:
         unk_token: str = "[UNK]",
         max_input_chars_per_word: int = 100,
         backend: str = "auto",
+        merge: str = DEFAULT_MERGE,
+        all_forms: bool | None = None,
     ) -> None:
         try:
             _native.core(backend)
         except ValueError as exc:
             raise TrainingError(str(exc)) from None
+        if merge not in MERGE_METHODS:
+            raise TrainingError(f"merge must be one of {', '.join(map(repr, MERGE_METHODS))}, got {merge!r}")
+        if all_forms is not None and not isinstance(all_forms, bool):
+            raise TrainingError(f"all_forms must be None or a bool, got {all_forms!r}")
         check_vocab_size(vocab_size)
         if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or min_frequency < 0:
             raise TrainingError(f"min_frequency must be an int >= 0, got {min_frequency!r}")
@@ -172,6 +247,9 @@ class WordPieceTrainer:
         self.unk_token = unk_token
         self.max_input_chars_per_word = max_input_chars_per_word
         self.backend = backend
+        self.merge = merge
+        #: Both forms of every kept character (``True``) or only the forms the training words use.
+        self.all_forms = (merge == "score") if all_forms is None else all_forms
         #: The merges of the last training run, ``(left, right)`` token strings in order.
         self.merges: list[tuple[str, str]] = []
         #: The size reached by the last training run (``stopped_early`` when no pair was left to merge).
@@ -189,14 +267,36 @@ class WordPieceTrainer:
         return sorted(keep)
 
     def min_vocab_size(self, counts: Mapping[str, int]) -> int:
-        """Special tokens plus both forms of every kept character."""
-        return len(self._base_tokens(self.alphabet(counts)))
+        """Special tokens plus the character forms (see the module docstring)."""
+        clean = {w: c for w, c in counts.items() if w and c > 0}
+        alphabet = self.alphabet(clean)
+        return len(self._base_tokens(alphabet, *self._forms(clean, alphabet)))
 
-    def _base_tokens(self, alphabet: list[str]) -> list[str]:
+    def _forms(self, counts: Mapping[str, int], alphabet: list[str]) -> tuple[list[str], list[str]]:
+        """The characters whose word-initial form, and those whose ``##`` form,
+        enter the vocabulary: all of ``alphabet`` for both with ``all_forms``;
+        else the forms the words over the alphabet use, plus both forms of each
+        ``initial_alphabet`` character."""
+        if self.all_forms:
+            return alphabet, alphabet
+        allowed = set(alphabet)
+        if self.merge == "score":  # a word with a character outside the alphabet takes no part
+            words = [w for w in counts if allowed.issuperset(w)]
+        else:  # it is cut there (see _learn)
+            words = list(counts)
+        first = set(self.initial_alphabet)
+        first.update(w[0] for w in words)
+        later = set(self.initial_alphabet)
+        later.update("".join(w[1:] for w in words))
+        return sorted(first & allowed), sorted(later & allowed)
+
+    def _base_tokens(self, alphabet: list[str], first: list[str] | None = None, later: list[str] | None = None) -> list[str]:
         prefix = self.continuing_subword_prefix
         out: list[str] = []
         seen: set[str] = set()
-        for tok in (*self.special_tokens, *alphabet, *(prefix + ch for ch in alphabet)):
+        first = alphabet if first is None else first
+        later = alphabet if later is None else later
+        for tok in (*self.special_tokens, *first, *(prefix + ch for ch in later)):
             if tok not in seen:
                 seen.add(tok)
                 out.append(tok)
@@ -221,11 +321,12 @@ class WordPieceTrainer:
         if not clean:
             raise NoTrainingDataError("no words to train on: the counts are empty (or all words are empty / count 0)")
         alphabet = self.alphabet(clean)
-        base = self._base_tokens(alphabet)
+        first, later = self._forms(clean, alphabet)
+        base = self._base_tokens(alphabet, first, later)
         if self.vocab_size < len(base):
             raise TrainingError(
                 f"vocab_size {self.vocab_size} is too small: the {len(self.special_tokens)} special token(s) "
-                f"and the {len(alphabet)}-character alphabet (word-initial and "
+                f"and the {len(alphabet)}-character alphabet ({len(first)} word-initial and {len(later)} "
                 f"{self.continuing_subword_prefix!r} forms) need at least {len(base)}"
             )
         tokens, merges = _learn(
@@ -238,6 +339,9 @@ class WordPieceTrainer:
             self.min_frequency,
             self.show_progress,
             self.backend,
+            self.merge,
+            first,
+            later,
         )
         self.merges = merges
         self.last_report = VocabReport(self.vocab_size, len(tokens), len(merges))
@@ -276,15 +380,23 @@ def _learn(
     min_frequency: int,
     show_progress: bool,
     backend: str = "auto",
+    merge: str = "score",
+    first_forms: Sequence[str] | None = None,
+    later_forms: Sequence[str] | None = None,
 ) -> tuple[list[str], list[tuple[str, str]]]:
     """Prepare the words as unit ids and run the merge loop (native when the
     core is built and the counts fit 64 bits, else the Python reference).
-    Returns the tokens in id order and the merges as pairs of token strings."""
+    Returns the tokens in id order and the merges as pairs of token strings.
+
+    A word with a character outside the alphabet is skipped for ``"score"``;
+    for the other rules it is cut at those characters and each run of kept
+    characters trains with the forms it has in the word (word-initial only for
+    the run that starts the word)."""
     tokens: list[str] = list(base)
     token_id: dict[str, int] = {t: i for i, t in enumerate(tokens)}
     special_ids = {token_id[t] for t in specials}
-    initial = {ch: token_id[ch] for ch in alphabet}
-    later = {ch: token_id[prefix + ch] for ch in alphabet}
+    initial = {ch: token_id[ch] for ch in (alphabet if first_forms is None else first_forms)}
+    later = {ch: token_id[prefix + ch] for ch in (alphabet if later_forms is None else later_forms)}
 
     words: list[list[int]] = []
     freqs: list[int] = []
@@ -292,8 +404,11 @@ def _learn(
     # them) do not depend on the order of the input mapping
     kept = sorted(counts)
     allowed = set(alphabet)
+    partial: list[str] = []
     if any(not allowed.issuperset(w) for w in kept):
         # a word with a character outside the alphabet can only be [UNK]
+        if merge != "score":
+            partial = [w for w in kept if not allowed.issuperset(w)]
         kept = [w for w in kept if allowed.issuperset(w)]
     first: dict[str, int] = {}
     later_get = later.__getitem__
@@ -306,8 +421,25 @@ def _learn(
     unit_freq: list[int] = [0] * len(tokens)
     for ch, n in _char_counts((w, counts[w]) for w in kept).items():
         k = first.get(ch, 0)
-        unit_freq[initial[ch]] += k
-        unit_freq[later[ch]] += n - k
+        if k:
+            unit_freq[initial[ch]] += k
+        if n - k:
+            unit_freq[later[ch]] += n - k
+    # ... but its runs of kept characters are real text: they train, with the
+    # forms they have in the word (no pair spans a cut)
+    for w in partial:
+        c = counts[w]
+        run: list[int] = []
+        for i, ch in enumerate(w + "\0"):
+            if i < len(w) and ch in allowed:
+                u = initial[ch] if i == 0 else later[ch]
+                run.append(u)
+                unit_freq[u] += c
+                continue
+            if len(run) >= 2:
+                words.append(run)
+                freqs.append(c)
+            run = []
 
     progress = Progress(vocab_size - len(tokens), "wordpiece", " tokens", show=None if show_progress else False)
     bar = progress if progress else None
@@ -327,6 +459,7 @@ def _learn(
                 min(min_frequency, 2**62),  # any larger value merges nothing either
                 sorted(special_ids),
                 bar.set if bar is not None else None,  # tokens added so far; the loop also stops on Ctrl-C
+                MERGE_METHODS.index(merge),
             )
             merges: list[tuple[str, str]] = []
             cut = len(prefix)
@@ -339,6 +472,11 @@ def _learn(
             if bar is not None:
                 bar.set(len(tokens) - len(base))
             return tokens, merges
+        if merge != "score":
+            return tokens, _merge_python_keyed(
+                tokens, token_id, special_ids, words, freqs, unit_freq, prefix, vocab_size, min_frequency, bar,
+                merge == "likelihood",
+            )
         return tokens, _merge_python(
             tokens, token_id, special_ids, words, freqs, unit_freq, prefix, vocab_size, min_frequency, bar
         )
@@ -502,4 +640,166 @@ def _merge_python(
         mark_dirty(a)
         if b != a:
             mark_dirty(b)
+    return merges
+
+
+def likelihood_key(c: int, fa: int, fb: int, n: int) -> float:
+    """The ``merge="likelihood"`` key of a pair seen ``c`` times whose units
+    are seen ``fa`` and ``fb`` times among ``n`` units: c·log(c·n / (fa·fb)),
+    evaluated as ``c * (((log c + log n) - log fa) - log fb)`` in doubles, in
+    this order (the native loop computes the same double)."""
+    return c * (((math.log(c) + math.log(n)) - math.log(fa)) - math.log(fb))
+
+
+def _merge_python_keyed(
+    tokens: list[str],
+    token_id: dict[str, int],
+    special_ids: set[int],
+    words: list[list[int]],
+    freqs: list[int],
+    unit_freq: list[int],
+    prefix: str,
+    vocab_size: int,
+    min_frequency: int,
+    bar: Progress | None,
+    likelihood: bool,
+) -> list[tuple[str, str]]:
+    """The merge loop for ``merge="frequency"`` and ``"likelihood"``, pure
+    Python reference: one heap of pairs with lazy deletion. After each merge
+    every pair whose key may have changed is pushed again (the pairs whose
+    count changed and, for the likelihood, every pair of the two merged units
+    and of the new one); an entry is skipped when popped if the counts it was
+    keyed with are no longer current. The likelihood key also falls as the
+    total ``n`` falls: an entry popped with current counts is re-keyed with the
+    current ``n`` and taken only if its key did not change."""
+    plen = len(prefix)
+    pair_count: dict[tuple[int, int], int] = {}
+    where: dict[tuple[int, int], set[int]] = {}
+    for idx, w in enumerate(words):
+        f = freqs[idx]
+        for p in pairwise(w):
+            pair_count[p] = pair_count.get(p, 0) + f
+            s = where.get(p)
+            if s is None:
+                where[p] = {idx}
+            else:
+                s.add(idx)
+    pairs_of: dict[int, set[tuple[int, int]]] = {}
+    if likelihood:
+        for p in pair_count:
+            pairs_of.setdefault(p[0], set()).add(p)
+            pairs_of.setdefault(p[1], set()).add(p)
+    total = sum(unit_freq)
+    banned_pairs: set[tuple[int, int]] = set()
+    # (-key, -count, a, b, f(a), f(b)): ties go to the larger count, then the smaller ids
+    # (the older units); the unit counts are 0 for "frequency"
+    heap: list[tuple[float, int, int, int, int, int]] = []
+
+    def entry(p: tuple[int, int], c: int) -> tuple[float, int, int, int, int, int]:
+        a, b = p
+        if likelihood:
+            fa, fb = unit_freq[a], unit_freq[b]
+            return (-likelihood_key(c, fa, fb, total), -c, a, b, fa, fb)
+        return (-float(c), -c, a, b, 0, 0)
+
+    def eligible(p: tuple[int, int]) -> int:
+        """The pair's count if it may be merged, else 0."""
+        c = pair_count.get(p, 0)
+        if c <= 0 or c < min_frequency or p in banned_pairs or p[0] in special_ids or p[1] in special_ids:
+            return 0
+        return c
+
+    for p, c in pair_count.items():
+        if eligible(p):
+            heap.append(entry(p, c))
+    heapq.heapify(heap)
+
+    merges: list[tuple[str, str]] = []
+    push, pop = heapq.heappush, heapq.heappop
+    while len(tokens) < vocab_size and heap:
+        item = pop(heap)
+        a, b, fa, fb = item[2], item[3], item[4], item[5]
+        pair = (a, b)
+        c = -item[1]
+        if eligible(pair) != c:
+            continue  # stale: a current entry was pushed when the count changed
+        if likelihood:
+            if unit_freq[a] != fa or unit_freq[b] != fb:
+                continue  # stale
+            key = likelihood_key(c, fa, fb, total)
+            if -key != item[0]:  # the total fell since: the key is lower now
+                push(heap, (-key, *item[1:]))
+                continue
+        new_str = tokens[a] + tokens[b][plen:]
+        new = token_id.get(new_str)
+        if new is None:
+            new = len(tokens)
+            tokens.append(new_str)
+            token_id[new_str] = new
+            unit_freq.append(0)
+            if bar is not None:
+                bar.update(1)
+        elif new in special_ids:
+            banned_pairs.add(pair)
+            continue
+        merges.append((tokens[a], tokens[b]))
+
+        delta: dict[tuple[int, int], int] = {}
+        merged = 0
+        for idx in where.pop(pair, ()):
+            w = words[idx]
+            n = len(w)
+            i = 0
+            out: list[int] = []
+            k = 0
+            while i < n:
+                if w[i] == a and i + 1 < n and w[i + 1] == b:
+                    out.append(new)
+                    i += 2
+                    k += 1
+                else:
+                    out.append(w[i])
+                    i += 1
+            if not k:
+                continue  # stale index entry
+            f = freqs[idx]
+            merged += k * f
+            for p in pairwise(w):
+                delta[p] = delta.get(p, 0) - f
+            for p in pairwise(out):
+                delta[p] = delta.get(p, 0) + f
+                s = where.get(p)
+                if s is None:
+                    where[p] = {idx}
+                else:
+                    s.add(idx)
+            words[idx] = out
+        unit_freq[a] -= merged
+        unit_freq[b] -= merged
+        unit_freq[new] += merged
+        total -= merged
+
+        changed: set[tuple[int, int]] = set()
+        for p, d in delta.items():
+            if d == 0:
+                continue
+            cnt = pair_count.get(p, 0) + d
+            if cnt > 0:
+                if likelihood and p not in pair_count:
+                    pairs_of.setdefault(p[0], set()).add(p)
+                    pairs_of.setdefault(p[1], set()).add(p)
+                pair_count[p] = cnt
+                changed.add(p)
+            else:
+                pair_count.pop(p, None)
+                if likelihood:
+                    pairs_of[p[0]].discard(p)
+                    pairs_of[p[1]].discard(p)
+        if likelihood:
+            for u in {a, b, new}:
+                changed.update(pairs_of.get(u, ()))
+        for p in changed:
+            c = eligible(p)
+            if c:
+                push(heap, entry(p, c))
     return merges
