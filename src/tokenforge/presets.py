@@ -160,9 +160,14 @@ def train_wordpiece(
     workers: int | None = None,
     errors: str = "strict",
     show_progress: bool = True,
+    merge: str = "frequency",
 ) -> Tokenizer:
-    """Train a BERT-style WordPiece tokenizer (likelihood-scored merges) on files
-    and/or an iterator of strings.
+    """Train a BERT-style WordPiece tokenizer on files and/or an iterator of strings.
+
+    ``merge`` picks the merge rule: ``"frequency"`` (the most frequent pair, as HF
+    tokenizers' ``WordPieceTrainer``), ``"likelihood"`` (the likelihood gain of
+    Schuster & Nakajima, 2012) or ``"score"`` (f(xy)/(f(x)f(y)), which favours rare
+    pairs); see :mod:`tokenforge.trainers.wordpiece`.
 
     ``max_word_length``: a word (a run of characters with no white space,
     punctuation or CJK ideograph, which BERT's pre-tokenizer keeps whole) of
@@ -190,7 +195,7 @@ def train_wordpiece(
                     stacklevel=3)
     trainer = WordPieceTrainer(
         vocab_size=vocab_size, min_frequency=min_frequency, limit_alphabet=limit_alphabet,
-        special_tokens=tuple(special_tokens), unk_token=unk_token, show_progress=show_progress,
+        special_tokens=tuple(special_tokens), unk_token=unk_token, show_progress=show_progress, merge=merge,
     )
     model = trainer.train_from_counts(counts)
     return bert_wordpiece(model.get_vocab(), lowercase=lowercase, strip_accents=strip_accents, unk_token=unk_token)

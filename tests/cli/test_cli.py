@@ -172,3 +172,23 @@ def test_train_length_limits_are_options(tmp_path, capsys):
     code, _, err = run(capsys, "train", str(src), "--model", "wordpiece", "--vocab-size", "100",
                        "--max-word-length", "100", "--out", str(tmp_path / "vocab.txt"))
     assert code == 0 and "skipped 1 word(s) longer than max_word_length=100" in err
+
+
+def test_train_wordpiece_merge_rule_is_an_option(tmp_path, capsys):
+    """--merge reaches the trainer: the score rule learns the rare 'q ##u' pair the frequency rule leaves."""
+    src = tmp_path / "a.txt"
+    src.write_text("ab ab ab ab ab ab ab ab qu qu a b\n" * 5, encoding="utf-8")
+    vocabs = {}
+    # room for exactly one merge: the score rule keeps both forms of every character (9 base tokens)
+    for rule, size in (("frequency", "7"), ("score", "10")):
+        out = tmp_path / f"{rule}.txt"
+        code, _, err = run(capsys, "train", str(src), "--model", "wordpiece", "--vocab-size", size, "--merge", rule,
+                           "--out", str(out), "--workers", "1", "--special", "[UNK]")
+        assert code == 0, err
+        vocabs[rule] = out.read_text(encoding="utf-8").split()
+    assert vocabs["frequency"][-1] == "ab" and "qu" not in vocabs["frequency"]
+    assert vocabs["score"][-1] == "qu" and "ab" not in vocabs["score"]
+    with pytest.raises((SystemExit, Exception)) as info:  # argparse refuses an unknown rule
+        run(capsys, "train", str(src), "--model", "wordpiece", "--merge", "bogus", "--out", str(tmp_path / "x.txt"))
+    assert "bogus" in str(info.value) or getattr(info.value, "code", 0) != 0
+    assert not (tmp_path / "x.txt").exists()

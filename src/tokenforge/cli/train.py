@@ -112,7 +112,7 @@ def _train_pipeline(args: argparse.Namespace) -> int:
             specials = args.special if args.special is not None else list(presets.BERT_SPECIALS)
             # As HF's BertWordPieceTokenizer.train: the 1000 most frequent characters, pairs seen twice.
             tok = presets.train_wordpiece(files, special_tokens=specials, limit_alphabet=1000, min_frequency=2,
-                                          max_word_length=args.max_word_length, **common)
+                                          max_word_length=args.max_word_length, merge=args.merge, **common)
             tok.save(out, format=fmt)
             label = "WordPiece (BERT)"
         else:
@@ -278,6 +278,10 @@ def register(sub: Any) -> None:
                    help="unigram/spm-bpe: skip lines longer than this, as sentencepiece does (default 4192)")
     t.add_argument("--max-word-length", type=int, default=4192, metavar="BYTES",
                    help="wordpiece: skip words longer than this (default 4192; they encode as [UNK] anyway)")
+    t.add_argument("--merge", choices=["frequency", "likelihood", "score"], default="frequency",
+                   help="wordpiece: the merge rule: frequency (the most frequent pair, as HF's WordPieceTrainer), "
+                        "likelihood (the likelihood gain, Schuster & Nakajima 2012) or score (f(xy)/(f(x)f(y)), "
+                        "favours rare pairs)")
     t.add_argument("--engine", choices=["local", "ray"], default="local",
                    help="bpe: count pre-tokens in local processes or as Ray tasks (pip install 'tokenforge[ray]')")
     t.add_argument("--ray-address", default=None, help="address of a running Ray cluster (default: start a local one)")
