@@ -38,7 +38,7 @@ from typing import Any
 
 from ._io import check_interrupted_save, read_bytes, read_text
 from .errors import FileFormatError, TokenforgeError, TokenizerFileNotFoundError
-from .formats import LOAD_FORMATS, save, to_hf_live
+from .formats import LOAD_FORMATS, to_hf_live
 from .tokenizer import Tokenizer
 
 __all__ = ["LOAD_FORMATS", "LOAD_PROGRESS_BYTES", "convert", "detect_format", "load", "save", "to_hf_live"]
@@ -187,7 +187,7 @@ def _load(
     lowercase: bool | None,
 ) -> Tokenizer:
     from .encodings import encoding_for_hash
-    from .formats.gpt2 import load_gpt2_model
+    from .formats.gpt2 import tokenizer_args
     from .formats.native import load_native_dict
     from .formats.tiktoken import parse_ranks
     from .models.bpe import BPE
@@ -223,13 +223,8 @@ def _load(
         for q in (vocab_path, merges_path):
             if not q.is_file():
                 raise TokenizerFileNotFoundError(f"{q}: no such file (GPT-2 format needs vocab.json and merges.txt)")
-        model, specials = load_gpt2_model(vocab_path, merges_path, special_tokens, pattern or "gpt2")
-        if not isinstance(model, BPE):  # merges that ranks do not imply: HF's merge order, HF's stages
-            from .formats.gpt2 import byte_level_stages
-
-            return Tokenizer(model, **byte_level_stages(pattern or "gpt2"), special_tokens=specials,
-                             name=name or vocab_path.parent.name)
-        return Tokenizer(model, pre_tokenizer=pattern or "gpt2", special_tokens=specials, name=name or vocab_path.parent.name)
+        args = tokenizer_args(vocab_path, merges_path, special_tokens, pattern or "gpt2")
+        return Tokenizer(**args, name=name or vocab_path.parent.name)
     # tiktoken rank file
     if p.is_dir():
         p = p / "tokenizer.model"
@@ -399,6 +394,13 @@ def open_tokenizer(spec: "str | os.PathLike[str] | Tokenizer") -> Tokenizer:
 
         raise ArgumentTypeError(f"a tokenizer is a name, a path or a Tokenizer, not {type(spec).__name__}")
     return load(spec)
+
+
+def save(tokenizer: Tokenizer, path: str | os.PathLike[str], format: str | None = None) -> None:
+    """Write ``tokenizer`` to ``path`` (the same as ``tokenizer.save(path, format)``): the
+    name picks the format unless ``format`` is given, every write is atomic, and a format
+    that would read back as a different tokenizer is refused with nothing written."""
+    tokenizer.save(path, format)
 
 
 def convert(

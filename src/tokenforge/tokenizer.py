@@ -62,6 +62,7 @@ from .errors import (
     InvalidArgumentError,
     MissingDependencyError,
     SpecialTokenError,
+    TokenforgeError,
     UnknownIdError,
     UnknownTokenError,
 )
@@ -1760,7 +1761,10 @@ class Tokenizer:
         and writes nothing."""
         from .formats import format_for_path, save
 
-        save(self, path, format=format_for_path(path) if format is None else format)
+        fmt = format_for_path(path) if format is None else format
+        if fmt in ("tiktoken", "gpt2"):
+            _check_read_back(self, path, fmt)
+        save(self, path, format=fmt)
 
     def to_tiktoken(self) -> tiktoken.Encoding:
         """A live ``tiktoken.Encoding`` with the same ranks, pattern and specials
@@ -1809,6 +1813,50 @@ class Tokenizer:
             f"<Tokenizer {self._name or 'unnamed'!r}: {type(self._model).__name__}, {len(self)} tokens, "
             f"{len(self._specials)} special, plan={self._plan.describe()!r}>"
         )
+
+
+#: The parts that decide the ids of encode and decode (see :meth:`Tokenizer.fingerprint_parts`).
+_ID_PARTS = ("normalizer", "pre_tokenizer", "model", "added_tokens", "post_processor", "decoder")
+
+
+def _check_read_back(tok: "Tokenizer", path: str | os.PathLike[str], fmt: str) -> None:
+    """Before a save to a format that holds only part of a pipeline (a tiktoken rank file;
+    GPT-2's ``vocab.json`` + ``merges.txt``): write it to a temporary folder, read it back as
+    :func:`tokenforge.load` reads it (a rank file with this tokenizer's pattern and special
+    tokens, as tiktoken users pass them), and raise :class:`FileFormatError` naming every
+    part that decides the ids and would come back different. Nothing is written to ``path``."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from .formats import save
+    from .formats.gpt2 import tokenizer_args
+    from .formats.tiktoken import parse_ranks
+
+    what = {"tiktoken": "a tiktoken rank file", "gpt2": "vocab.json + merges.txt"}[fmt]
+    tmp = Path(tempfile.mkdtemp(prefix="tokenforge-save-"))
+    try:
+        target = tmp / ("ranks.tiktoken" if fmt == "tiktoken" else "gpt2")
+        try:
+            save(tok, target, format=fmt)
+            if fmt == "tiktoken":
+                ranks = parse_ranks(target.read_bytes(), target)
+                back = Tokenizer(BPE._from_parsed_ranks(ranks), pre_tokenizer=tok.pattern,
+                                 special_tokens=dict(tok.special_tokens))
+            else:
+                back = Tokenizer(**tokenizer_args(target / "vocab.json", target / "merges.txt"))
+        except TokenforgeError as exc:
+            reason = str(exc).replace(f"{target}{os.sep}", "").replace(f"{target}: ", "").replace(str(target), "")
+            raise FileFormatError(f"{what} cannot hold this tokenizer: {reason} (nothing was written)", path=path) from None
+        mine, theirs = tok.fingerprint_parts(), back.fingerprint_parts()
+        lost = [part.replace("_", "-") for part in _ID_PARTS if mine[part] != theirs[part]]
+        if lost:
+            raise FileFormatError(
+                f"{what} cannot hold this tokenizer's {', '.join(lost)}: read back, it would give other ids; "
+                "save it as 'tokenforge' or 'hf' (nothing was written)", path=path,
+            )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 _UNSET: Any = object()

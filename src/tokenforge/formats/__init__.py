@@ -15,9 +15,9 @@ atomic (temporary file, then rename).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
-from ..errors import FileFormatError, TokenforgeError
+from ..errors import FileFormatError
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -94,9 +94,9 @@ def save(tokenizer: "Tokenizer", path: str | os.PathLike, format: str = "tokenfo
                     "a tiktoken rank file is read with a split pattern, and this tokenizer has none; "
                     "save it as 'tokenforge' or 'hf'", path=path,
                 )
-            _save_verified(tokenizer, path, format, lambda target: save_ranks(model, target))
+            save_ranks(model, path)
         else:
-            _save_verified(tokenizer, path, format, lambda target: save_gpt2(model, tokenizer.special_tokens, target))
+            save_gpt2(model, tokenizer.special_tokens, path)
     elif format == "sentencepiece":
         try:
             write_model(proto_from_tokenizer(tokenizer), path)
@@ -110,48 +110,3 @@ def save(tokenizer: "Tokenizer", path: str | os.PathLike, format: str = "tokenfo
             )
         save_bert_vocab(tokenizer.get_vocab(), path)
 
-
-#: The parts of a tokenizer that decide the ids of encode and decode (see
-#: :meth:`tokenforge.Tokenizer.fingerprint_parts`). A format that loses one of them would
-#: give other ids when read back.
-ID_PARTS = ("normalizer", "pre_tokenizer", "model", "added_tokens", "post_processor", "decoder")
-
-
-def _save_verified(tokenizer: "Tokenizer", path: str | os.PathLike, format: str, write: Callable[[str], None]) -> None:
-    """Write a format that holds only part of a pipeline (a rank file; ``vocab.json`` +
-    ``merges.txt``) into a temporary folder first, read it back the way
-    :func:`tokenforge.load` reads it (a rank file with this tokenizer's pattern and special
-    tokens, as tiktoken users pass them), and write ``path`` only if every part that
-    decides the ids came back the same. Otherwise nothing is written and the error names
-    what the format cannot hold."""
-    import shutil
-    import tempfile
-    from pathlib import Path
-
-    from ..io import load
-
-    tmp = Path(tempfile.mkdtemp(prefix="tokenforge-save-"))
-    try:
-        target = tmp / ("ranks.tiktoken" if format == "tiktoken" else "gpt2")
-        write(str(target))
-        what = {"tiktoken": "a tiktoken rank file", "gpt2": "vocab.json + merges.txt"}[format]
-        try:
-            if format == "tiktoken":
-                back = load(target, pattern=tokenizer.pattern, special_tokens=dict(tokenizer.special_tokens))
-            else:
-                back = load(target)
-        except TokenforgeError as exc:
-            reason = str(exc).split(": ", 1)[-1] if str(tmp) in str(exc) else str(exc)
-            raise FileFormatError(
-                f"{what} cannot hold this tokenizer: read back, {reason} (nothing was written)", path=path
-            ) from None
-        mine, theirs = tokenizer.fingerprint_parts(), back.fingerprint_parts()
-        lost = [part for part in ID_PARTS if mine.get(part) != theirs.get(part)]
-        if lost:
-            raise FileFormatError(
-                f"{what} cannot hold this tokenizer's {', '.join(p.replace('_', '-') for p in lost)}: read back, it "
-                f"would give other ids; save it as 'tokenforge' or 'hf' (nothing was written)", path=path,
-            )
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    write(os.fspath(path))  # the writer's own atomic replace (and, for a pair, its journal)

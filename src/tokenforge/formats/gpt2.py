@@ -182,6 +182,21 @@ def byte_level_stages(pattern: str) -> dict:
     return {"pre_tokenizer": pre, "decoder": decoders.ByteLevel()}
 
 
+def tokenizer_args(
+    vocab_path: str | os.PathLike,
+    merges_path: str | os.PathLike,
+    special_tokens: Collection[str] | Mapping[str, int] | None = None,
+    pattern: str = "gpt2",
+) -> dict:
+    """The arguments of ``Tokenizer(**args)`` for GPT-2's two files, as :func:`tokenforge.load`
+    reads them: a rank model split by ``pattern``, or (merges that ranks do not imply) HF's
+    merge order with its stages."""
+    model, specials = load_gpt2_model(vocab_path, merges_path, special_tokens, pattern)
+    if not isinstance(model, BPE):
+        return {"model": model, **byte_level_stages(pattern), "special_tokens": specials}
+    return {"model": model, "pre_tokenizer": pattern, "special_tokens": specials}
+
+
 def save_gpt2(model: BPE, special_tokens: Mapping[str, int], directory: str | os.PathLike) -> None:
     """Write ``vocab.json`` and ``merges.txt`` into ``directory`` (each atomically)."""
     directory = Path(directory)
