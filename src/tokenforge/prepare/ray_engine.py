@@ -26,6 +26,9 @@ from .sources import ReadOptions, Source, Unit, plan_units, read_unit
 
 #: Target size of one unit (a byte range of a file) on Ray.
 UNIT_BYTES = 32 << 20
+#: Ray Data's block size for the encoded results: below one chunk's payload, so that
+#: every chunk is its own block and streams to the driver when it is ready.
+BLOCK_BYTES = 1 << 20
 
 
 class _UnitEncoder:
@@ -66,19 +69,25 @@ def ray_batches(tok: Any, workers: int, sources: list[Source], opts: ReadOptions
             "the ray engine reads files; standard input and Python iterables are prepared with engine='local'"
         )
     ray = init_ray(workers, address, data=True)
-    ctx = ray.data.DataContext.get_current()
+    # A private copy of the caller's Ray Data settings (their own datasets are unchanged):
+    # results in input order, no Ray progress bars (tokenforge shows its own), and blocks
+    # of about one encoded chunk, so each chunk reaches the writer as soon as it is encoded
+    # instead of when its whole unit is done.
+    ctx = ray.data.DataContext.get_current().copy()
     ctx.execution_options.preserve_order = True
     ctx.enable_progress_bars = False
     if hasattr(ctx, "print_on_execution_start"):
         ctx.print_on_execution_start = False
+    ctx.target_max_block_size = BLOCK_BYTES
     units = plan_units(sources, opts, UNIT_BYTES)
     rows = [{"index": k, "source": u.source, "start": u.start, "end": -1 if u.end is None else u.end}
             for k, u in enumerate(units)]
     cpus = int(ray.cluster_resources().get("CPU", workers))
     size = max(1, min(workers, cpus))
-    ds = ray.data.from_items(rows, override_num_blocks=max(len(rows), 1))
-    ds = ds.map_batches(_UnitEncoder, fn_constructor_args=(pickle.dumps(tok, protocol=5), sources, opts, want_bytes),
-                        batch_size=1, compute=ray.data.ActorPoolStrategy(size=size), num_cpus=1)
+    with ray.data.DataContext.current(ctx):  # datasets keep the context they were made in
+        ds = ray.data.from_items(rows, override_num_blocks=max(len(rows), 1))
+        ds = ds.map_batches(_UnitEncoder, fn_constructor_args=(pickle.dumps(tok, protocol=5), sources, opts, want_bytes),
+                            batch_size=1, compute=ray.data.ActorPoolStrategy(size=size), num_cpus=1)
     try:
         yield from _rows(ds, skip_before, want_bytes)
     except Exception as exc:
