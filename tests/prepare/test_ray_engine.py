@@ -38,8 +38,13 @@ def test_ray_writes_the_same_bytes_as_the_local_engine(cluster, name, tmp_path, 
     inputs.append(tmp_path / "c.txt")
     opts = dict(show_progress=False, shard_size="1KB", val_fraction=0.2, workers=2)
     tokenforge.prepare(inputs[:1], tok, tmp_path / "l1", **opts)
+    theirs = ray.data.DataContext.get_current()
+    settings = (theirs.execution_options.preserve_order, theirs.target_max_block_size)
     tokenforge.prepare(inputs[:1], tok, tmp_path / "r1", engine="ray", **opts)
     assert _files(tmp_path / "l1") == _files(tmp_path / "r1")
+    # the run used its own copy of Ray Data's settings: the caller's are as they were
+    assert ray.data.DataContext.get_current() is theirs
+    assert (theirs.execution_options.preserve_order, theirs.target_max_block_size) == settings
     for split_on in ("<|endoftext|>",):
         tokenforge.prepare(inputs[1:], tok, tmp_path / "l2", split_on=split_on, **opts)
         tokenforge.prepare(inputs[1:], tok, tmp_path / "r2", split_on=split_on, engine="ray", **opts)
