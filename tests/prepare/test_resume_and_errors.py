@@ -148,6 +148,13 @@ def test_an_interrupt_anywhere_in_the_writer_leaves_no_temporary_file(when, tmp_
 def test_missing_input_names_the_file_and_writes_nothing(tmp_path):
     with pytest.raises(tokenforge.TokenizerFileNotFoundError, match="nope.jsonl: no such file"):
         tokenforge.prepare([tmp_path / "nope.jsonl"], "gpt2", tmp_path / "o", show_progress=False)
+    deep = tmp_path / ("a-long-folder-name-" * 6) / "nope.jsonl"  # a long path is shown whole
+    with pytest.raises(tokenforge.TokenizerFileNotFoundError) as info:
+        tokenforge.prepare([deep], "gpt2", tmp_path / "o", show_progress=False)
+    assert str(info.value).startswith(f"{deep}: no such file")
+    text = "a document passed as if it were a path\n" * 20  # text by mistake: cut, with a hint
+    with pytest.raises(tokenforge.TokenizerFileNotFoundError, match=r"\.\.\..*no such file.*iter\(docs\)"):
+        tokenforge.prepare([text], "gpt2", tmp_path / "o", show_progress=False)
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
     with pytest.raises(tokenforge.TokenizerFileNotFoundError, match="no file matches"):
         tokenforge.count([str(tmp_path / "*.jsonl")], "gpt2", show_progress=False)

@@ -168,6 +168,17 @@ def resolve_inputs(inputs: Any) -> list[Source]:
 
 def _expand(spec: str) -> list[Path]:
     path = Path(spec)
+    try:
+        return _expand_path(spec, path)
+    except TokenizerFileNotFoundError:
+        raise
+    except OSError:  # a name the file system refuses (too long, say): no such file either
+        return _missing(spec)
+
+
+def _expand_path(spec: str, path: Path) -> list[Path]:
+    if "\n" in spec:  # text, not a path
+        return _missing(spec)
     if path.is_dir():
         found = sorted(
             p for p in path.rglob("*")
@@ -185,10 +196,15 @@ def _expand(spec: str) -> list[Path]:
         return found
     if path.exists():
         raise TokenizerFileNotFoundError(f"{spec}: not a regular file")
+    return _missing(spec)
+
+
+def _missing(spec: str) -> list[Path]:
     hint = ""
     if len(spec) > 200 or "\n" in spec:
         hint = " (to prepare in-memory documents, pass an iterator of str, e.g. iter(docs))"
-    shown = spec if len(spec) <= 80 else spec[:77] + "..."
+    # a path is shown whole; text passed by mistake is cut in the middle, its start and end kept
+    shown = spec if len(spec) <= 200 and "\n" not in spec else f"{spec[:60]!r}...{spec[-30:]!r}"
     raise TokenizerFileNotFoundError(f"{shown}: no such file{hint}")
 
 
