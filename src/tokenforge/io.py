@@ -30,6 +30,7 @@ True
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 from collections.abc import Collection, Mapping
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ._io import check_interrupted_save, read_bytes, read_text
-from .errors import FileFormatError, TokenforgeError, TokenizerFileNotFoundError
+from .errors import ArgumentTypeError, FileFormatError, TokenforgeError, TokenizerFileNotFoundError
 from .formats import LOAD_FORMATS, to_hf_live
 from .tokenizer import Tokenizer
 
@@ -147,6 +148,7 @@ def load(
     """
     from .progress import Progress
 
+    _check_path_is_a_name(path)
     size = _bytes_to_read(Path(path))
     with Progress(size, f"load {Path(path).name}", "B", unit_scale=True, unit_divisor=1024,
                   show=show_progress if size >= LOAD_PROGRESS_BYTES else False) as bar:
@@ -165,6 +167,28 @@ LOAD_PROGRESS_BYTES = 16 << 20
 
 # what load reads from a folder (a GGUF file is mapped, and only its vocabulary is read)
 _FOLDER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "merges.txt", "vocab.txt")
+
+
+def _check_path_is_a_name(path: str | os.PathLike[str]) -> None:
+    """A clear error for text passed where a file name belongs (a tokenizer.json's content,
+    say), before the file system answers with ENAMETOOLONG or a file that is not there."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ArgumentTypeError(f"a tokenizer file is a path (str or os.PathLike), not {type(path).__name__}")
+    text = os.fspath(path)
+    too_long = False
+    if "\n" not in text and "\x00" not in text:
+        try:
+            os.stat(text)
+            return
+        except OSError as exc:
+            too_long = exc.errno == errno.ENAMETOOLONG
+        except ValueError:
+            pass
+        if not too_long:
+            return  # a plain missing file: detect_format names it
+    shown = f"{text[:60]!r}...{text[-30:]!r}" if len(text) > 100 else repr(text)
+    hint = "to build a tokenizer from a tokenizer.json's text, use Tokenizer.from_dict(json.loads(text))"
+    raise TokenizerFileNotFoundError(f"{shown}: not a file name ({hint})")
 
 
 def _bytes_to_read(p: Path) -> int:
@@ -390,8 +414,6 @@ def open_tokenizer(spec: "str | os.PathLike[str] | Tokenizer") -> Tokenizer:
         if spec in ENCODINGS:
             return get_encoding(spec)
     if not isinstance(spec, (str, os.PathLike)):
-        from .errors import ArgumentTypeError
-
         raise ArgumentTypeError(f"a tokenizer is a name, a path or a Tokenizer, not {type(spec).__name__}")
     return load(spec)
 

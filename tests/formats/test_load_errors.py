@@ -264,3 +264,16 @@ def test_deep_json_is_a_clean_error_even_with_a_raised_recursion_limit(tmp_path)
         "    raise SystemExit('loaded')\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+@pytest.mark.parametrize("text", ["x" * 5000, '{"version": "1.0",\n "model": {}}' * 3])
+def test_text_passed_as_a_file_name_is_a_clear_error(text):
+    """A tokenizer.json's content, or any over-long name, given to load: one error saying
+    what to do, not the file system's ENAMETOOLONG."""
+    with pytest.raises(tokenforge.TokenizerFileNotFoundError, match=r"not a file name .*Tokenizer\.from_dict"):
+        tokenforge.load(text)
+
+
+def test_a_path_of_the_wrong_type_is_an_argument_type_error():
+    with pytest.raises(tokenforge.ArgumentTypeError, match="not int"):
+        tokenforge.load(5)
