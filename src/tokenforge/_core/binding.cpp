@@ -2057,18 +2057,41 @@ static PyObject* tf_unigram_rescore(PyObject*, PyObject* args) {
   Py_RETURN_NONE;
 }
 
-// unigram_corpus(words: list[str], freqs: list[int]) -> capsule
+// unigram_corpus(words: list[str], freqs: list[int], ends: bytes | None = None) -> capsule
+// ends (one byte per word, 1..3): what follows the word in running text, bit 1 a space, bit 2 a
+// sentence end (Corpus::ends, for unigram_seed); None: both.
 static PyObject* tf_unigram_corpus(PyObject*, PyObject* args) {
-  PyObject *words, *freqs;
-  if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &words, &PyList_Type, &freqs)) return nullptr;
+  PyObject *words, *freqs, *ends = Py_None;
+  if (!PyArg_ParseTuple(args, "O!O!|O", &PyList_Type, &words, &PyList_Type, &freqs, &ends)) return nullptr;
   const Py_ssize_t n = PyList_GET_SIZE(words);
   if (PyList_GET_SIZE(freqs) != n) {
     PyErr_SetString(PyExc_ValueError, "unigram_corpus: words and freqs must have the same length");
     return nullptr;
   }
+  if (ends != Py_None && (!PyBytes_Check(ends) || PyBytes_GET_SIZE(ends) != n)) {
+    PyErr_SetString(PyExc_ValueError, "unigram_corpus: ends must be None or bytes, one per word");
+    return nullptr;
+  }
+  if (ends != Py_None) {
+    const char* e = PyBytes_AS_STRING(ends);
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (e[i] < 1 || e[i] > 3) {
+        PyErr_SetString(PyExc_ValueError, "unigram_corpus: each end must be 1, 2 or 3");
+        return nullptr;
+      }
+  }
   tf::unigram::Corpus* c = nullptr;
   try {
     c = new tf::unigram::Corpus();
+    if (ends != Py_None) c->ends.assign((const uint8_t*)PyBytes_AS_STRING(ends), (const uint8_t*)PyBytes_AS_STRING(ends) + n);
+    size_t total = 0;  // reserved up front: growth by doubling could leave half of `chars` unused
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* w = PyList_GET_ITEM(words, i);
+      if (PyUnicode_Check(w)) total += (size_t)PyUnicode_GET_LENGTH(w);
+    }
+    c->chars.reserve(total);
+    c->offsets.reserve((size_t)n + 1);
+    c->freqs.reserve((size_t)n);
     c->offsets.push_back(0);
     std::vector<uint32_t> buf;
     for (Py_ssize_t i = 0; i < n; ++i) {
@@ -2180,9 +2203,14 @@ static PyObject* tf_unigram_alternatives(PyObject*, PyObject* args) {
   std::vector<int32_t> alts;
   bool oom = false;
   try {
-    std::vector<std::vector<uint32_t>> strs((size_t)n);
-    for (Py_ssize_t i = 0; i < n; ++i)
-      if (!utf32_of(PyList_GET_ITEM(pieces, i), strs[(size_t)i])) return nullptr;
+    // the pieces back to back (one buffer: a vector per piece cost twice the memory at 10^5 pieces)
+    std::vector<uint32_t> flat, one;
+    std::vector<size_t> at((size_t)n + 1, 0);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      if (!utf32_of(PyList_GET_ITEM(pieces, i), one)) return nullptr;
+      flat.insert(flat.end(), one.begin(), one.end());
+      at[(size_t)i + 1] = flat.size();
+    }
     status.assign((size_t)n, 0);
     offsets.assign((size_t)n + 1, 0);
     Busy busy(m);
@@ -2190,12 +2218,13 @@ static PyObject* tf_unigram_alternatives(PyObject*, PyObject* args) {
     try {
       std::vector<int32_t> ids;
       std::vector<uint32_t> starts;
-      for (size_t i = 0; i < strs.size(); ++i) {
-        const auto& s = strs[i];
-        if (tf::unigram::viterbi(*m, s.data(), s.size(), ids, starts)) {
+      for (size_t i = 0; i < (size_t)n; ++i) {
+        const uint32_t* s = flat.data() + at[i];
+        const size_t len = at[i + 1] - at[i];
+        if (tf::unigram::viterbi(*m, s, len, ids, starts)) {
           if (ids.size() >= 2) {
             status[i] = 1;
-          } else if (tf::unigram::viterbi(*m, s.data(), s.size(), ids, starts, true)) {
+          } else if (tf::unigram::viterbi(*m, s, len, ids, starts, true)) {
             status[i] = 2;
             alts.insert(alts.end(), ids.begin(), ids.end());
           }
@@ -2290,7 +2319,7 @@ static PyObject* tf_unigram_seed(PyObject*, PyObject* args) {
 // progress(merges learned so far) and Ctrl-C: see run_watched.
 // `alphabet`: the kept code points, strictly ascending; symbol k < len(alphabet) is alphabet[k],
 // each merge (a, b) of the result makes the next symbol sym[a] + sym[b]. `scripts[k]`: a script
-// number >= 0 or -1 (Inherited); `flags[k]`: 1 bad character, 2 ▁, 4 decimal digit. Words are cut
+// number >= 0 or -1 (Inherited); `flags[k]`: 1 bad character, 2 ▁, 4 digit (0-9, ０-９). Words are cut
 // into runs of alphabet characters (runs of one are dropped). The caller keeps
 // sum(freq * len(word)) < 2^63, so every pair count fits int64 (checked here too).
 static PyObject* tf_spm_bpe_learn(PyObject*, PyObject* args) {

@@ -171,21 +171,35 @@ bool valid_piece(const uint32_t* s, size_t n, const std::vector<uint32_t>& keys,
   return true;
 }
 
-void seed_candidates(const Corpus& c, size_t max_len, const std::vector<uint32_t>& keys,
-                            const std::vector<CharInfo>& info, bool split_digits, bool split_by_script,
-                            int threads, std::vector<SeedCand>& out) {
+namespace {
+
+// First UTF-8 byte of code point cp: what tells two continuations apart in sentencepiece's
+// byte-level suffix array.
+inline int32_t lead_byte(uint32_t cp) {
+  if (cp < 0x80) return (int32_t)cp;
+  if (cp < 0x800) return (int32_t)(0xC0 | (cp >> 6));
+  if (cp < 0x10000) return (int32_t)(0xE0 | (cp >> 12));
+  return (int32_t)(0xF0 | (cp >> 18));
+}
+
+// The seed search with suffix-array entries of type Idx (uint32_t when the corpus has fewer than
+// 2^32 characters: half the memory of size_t).
+template <class Idx>
+void seed_search(const Corpus& c, size_t max_len, const std::vector<uint32_t>& keys,
+                 const std::vector<CharInfo>& info, bool split_digits, bool split_by_script, int threads,
+                 std::vector<SeedCand>& out) {
   const size_t total = c.chars.size();
   std::vector<uint32_t> word_of(total);
   for (size_t k = 0; k < c.size(); ++k)
     for (size_t p = c.offsets[k]; p < c.offsets[k + 1]; ++p) word_of[p] = (uint32_t)k;
-  std::vector<size_t> sa(total);
-  for (size_t p = 0; p < total; ++p) sa[p] = p;
+  std::vector<Idx> sa(total);
+  for (size_t p = 0; p < total; ++p) sa[p] = (Idx)p;
   const size_t cap = max_len + 1;
   auto end_of = [&](size_t p) { return c.offsets[word_of[p] + 1]; };
   // Suffixes compared on at most `cap` characters; a word end sorts first and two word ends
   // differ (by position), so equal prefixes never extend across words. A strict total order:
   // the result does not depend on how the sort is split across threads.
-  auto less = [&](size_t a, size_t b) {
+  auto less = [&](Idx a, Idx b) {
     const size_t ea = end_of(a), eb = end_of(b);
     for (size_t i = 0; i < cap; ++i) {
       const bool da = a + i >= ea, db = b + i >= eb;
@@ -219,39 +233,68 @@ void seed_candidates(const Corpus& c, size_t max_len, const std::vector<uint32_t
     while (i < cap && a + i < ea && b + i < eb && c.chars[a + i] == c.chars[b + i]) ++i;
     return i;
   };
-  // prefix sums of word frequencies in suffix-array order, in 128 bits: int64 frequencies
-  // (2^62 each) used to overflow the sums (UB) and order the seeds wrongly
-  std::vector<__int128> wsum(total + 1, 0);
-  for (size_t k = 0; k < total; ++k) wsum[k + 1] = wsum[k] + c.freqs[word_of[sa[k]]];
-  std::vector<uint32_t> lcp(total + 1, 0);  // lcp[k] = lcp(sa[k-1], sa[k]); 0 at both ends
-  for (size_t k = 1; k < total; ++k) lcp[k] = (uint32_t)lcp_of(sa[k - 1], sa[k]);
+  auto weight = [&](size_t k) -> __int128 { return c.freqs[word_of[sa[k]]]; };
   auto consider = [&](size_t pos, size_t len, __int128 freq) {
     if (len < 2 || len > max_len || freq < 2) return;
     if (!valid_piece(c.chars.data() + pos, len, keys, info, split_digits, split_by_script)) return;
     if (freq > (__int128)INT64_MAX) throw Overflow("unigram_seed: a substring frequency does not fit int64");
     out.push_back(SeedCand{pos, (uint32_t)len, (int64_t)freq});
   };
-  // LCP intervals (lcp value d >= 2, at least two suffixes). An interval is a right-maximal repeat
-  // when its suffixes do not all continue with the same symbol; a word end is one symbol (the
-  // space before the next word in running text). Sorted order puts equal next symbols together,
-  // so comparing the first and the last suffix is enough.
-  auto next_sym = [&](size_t p, size_t d) -> int64_t {
-    return p + d < end_of(p) ? (int64_t)c.chars[p + d] : -1;
+  // What follows a word in running text (Corpus::ends): 1 the space before the next word (its
+  // first UTF-8 byte, that of U+2581), 2 the end of a sentence (sentencepiece's 0 separator).
+  auto end_syms = [&](size_t p) -> uint8_t { return c.ends.empty() ? 3 : c.ends[word_of[p]]; };
+  const int32_t kSpaceByte = lead_byte(0x2581);
+  // Whether the suffixes sa[lb..rb] (sharing d characters) are followed by at least two different
+  // symbols: the first UTF-8 byte of the next character, or what follows the word where a suffix
+  // ends (those sort first). Sorted order puts equal next bytes together (UTF-8 keeps code-point
+  // order), so the first and the last continuing suffix are enough. Each suffix ends a word at one
+  // depth only, so the scans add up to the corpus size.
+  auto branches = [&](size_t lb, size_t rb, size_t d) {
+    uint8_t ends = 0;
+    size_t i = lb;
+    for (; i <= rb && sa[i] + d >= end_of(sa[i]); ++i) ends |= end_syms(sa[i]);
+    if (ends == 3) return true;
+    if (i > rb) return false;  // every suffix ends here, and all are followed alike
+    const int32_t first = lead_byte(c.chars[sa[i] + d]), last = lead_byte(c.chars[sa[rb] + d]);
+    if (first != last) return true;
+    return ends != 0 && first != (ends == 1 ? kSpaceByte : 0);
   };
-  struct Open { uint32_t d; size_t lb; };
+  // LCP intervals (lcp value d >= 2, at least two suffixes), bottom-up with a stack; each open
+  // interval sums the frequencies of its suffixes (128 bits: int64 frequencies used to overflow).
+  // An interval is a candidate when its occurrences are followed by two different symbols
+  // (`branches`). A suffix that ends its word and shares its full length with no neighbour (a
+  // leaf) is a candidate when its word is followed both by a space and by a sentence end.
+  struct Open {
+    uint32_t d;
+    size_t lb;
+    __int128 w;
+  };
   std::vector<Open> stack;
-  stack.push_back(Open{0, 0});
+  stack.push_back(Open{0, 0, 0});
+  size_t prev_h = 0;  // lcp(sa[k-2], sa[k-1])
   for (size_t k = 1; k <= total; ++k) {
-    const uint32_t h = k < total ? lcp[k] : 0;
+    const size_t p = sa[k - 1];
+    const uint32_t h = k < total ? (uint32_t)lcp_of(p, sa[k]) : 0;
+    const __int128 wk = weight(k - 1);
+    const size_t rest = end_of(p) - p;  // the suffix up to its word end
+    if (rest <= max_len && prev_h < rest && h < rest && end_syms(p) == 3) consider(p, rest, wk);  // a leaf
+    prev_h = h;
+    if (h > stack.back().d) {  // suffix k-1 opens a deeper interval
+      stack.push_back(Open{h, k - 1, wk});
+      continue;
+    }
+    stack.back().w += wk;
     size_t lb = k - 1;
+    __int128 carry = 0;
     while (h < stack.back().d) {
       Open top = stack.back();
       stack.pop_back();
-      if (next_sym(sa[top.lb], top.d) != next_sym(sa[k - 1], top.d))  // interval [top.lb, k-1]
-        consider(sa[top.lb], top.d, wsum[k] - wsum[top.lb]);
+      if (branches(top.lb, k - 1, top.d)) consider(sa[top.lb], top.d, top.w);  // interval [top.lb, k-1]
       lb = top.lb;
+      if (h <= stack.back().d) stack.back().w += top.w;
+      else carry = top.w;
     }
-    if (h > stack.back().d) stack.push_back(Open{h, lb});
+    if (h > stack.back().d) stack.push_back(Open{h, lb, carry});
   }
   // Best first: score = freq * length, ties by the piece's code points.
   std::sort(out.begin(), out.end(), [&](const SeedCand& a, const SeedCand& b) {
@@ -264,6 +307,17 @@ void seed_candidates(const Corpus& c, size_t max_len, const std::vector<uint32_t
     }
     return a.len < b.len;
   });
+}
+
+}  // namespace
+
+void seed_candidates(const Corpus& c, size_t max_len, const std::vector<uint32_t>& keys,
+                            const std::vector<CharInfo>& info, bool split_digits, bool split_by_script,
+                            int threads, std::vector<SeedCand>& out) {
+  if (c.chars.size() < ((size_t)1 << 32))
+    seed_search<uint32_t>(c, max_len, keys, info, split_digits, split_by_script, threads, out);
+  else
+    seed_search<size_t>(c, max_len, keys, info, split_digits, split_by_script, threads, out);
 }
 
 }  // namespace unigram

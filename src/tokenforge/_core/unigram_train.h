@@ -82,7 +82,7 @@ class Trie {
   static uint64_t key(int32_t node, uint32_t cp) { return (((uint64_t)node << 21) | cp) + 1; }
   static size_t hash(uint64_t k) { return (size_t)mix64_half(k); }
   void put(uint64_t k, int32_t v) {
-    if ((used_ + 1) * 2 > keys_.size()) grow();
+    if ((used_ + 1) * 4 > keys_.size() * 3) grow();  // at most 3/4 full
     size_t i = hash(k) & mask_;
     while (keys_[i] != 0) i = (i + 1) & mask_;
     keys_[i] = k;
@@ -192,6 +192,9 @@ struct Corpus {
   std::vector<uint32_t> chars;  // all words, back to back
   std::vector<size_t> offsets;  // word k is chars[offsets[k]:offsets[k+1]]
   std::vector<int64_t> freqs;
+  // Per word (or empty: all 3), for the seed search: what follows it in running text, bit 1 the
+  // next word's space, bit 2 the end of a sentence.
+  std::vector<uint8_t> ends;
   size_t size() const { return freqs.size(); }
 };
 
@@ -268,10 +271,13 @@ void run_sliced(const Corpus& c, size_t width, int threads, Fn fn, std::vector<i
 
 // ----------------------------------------------------------------------------------------------
 // Seed pieces: every substring of length 2..max_len of the training words that occurs at least
-// twice and is right-maximal (followed by two different symbols, a word end being one symbol:
-// the internal nodes of a suffix tree, as sentencepiece's enhanced suffix array gives them),
-// weighted by word frequency, and valid as a piece. Found with a suffix array of the words (comparisons capped
-// at max_len + 1 characters) and the LCP intervals of it.
+// twice (weighted by word frequency), is valid as a piece, and is right-maximal the way
+// sentencepiece's byte-level suffix array over whole sentences sees it: its occurrences are
+// followed by at least two different symbols, a symbol being the first UTF-8 byte of the next
+// character, and after a word either the next word's space (U+2581) or the end of a sentence
+// (Corpus::ends). Found with a suffix array of the words (comparisons capped at max_len + 1
+// characters, entries of 32 bits below 2^32 characters) and its LCP intervals (LCP values
+// computed as the intervals are walked: no LCP or prefix-sum arrays).
 
 
 

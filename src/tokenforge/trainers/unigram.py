@@ -9,15 +9,23 @@ remove pieces until ``vocab_size`` remain.
    lattice gives them an unknown node, and byte fallback may encode them).
 2. **Seed pieces.** The required characters, plus the substrings of 2 to
    ``max_piece_length`` characters that occur at least twice (counting word
-   frequencies) and are right-maximal: not always followed by the same
-   character, a word end counting as one character (the space before the next
-   word). These are the internal nodes of a suffix tree, which sentencepiece
-   gets from an enhanced suffix array of whole sentences; here a suffix array
-   of the distinct words gives the same candidates (:func:`seed_pieces`). Pieces never contain ``▁`` except as
-   their first character, never mix Unicode scripts (Hiragana and Katakana
-   count as Han), and with ``split_digits`` a digit is always alone. The
-   ``seed_sentencepiece_size`` best by ``frequency * length`` are kept. Each
-   piece starts with ``log(score / total)``.
+   frequencies) and are right-maximal the way sentencepiece finds them with a
+   byte-level suffix array of whole sentences: their occurrences are followed
+   by at least two different *symbols*, a symbol being the first UTF-8 byte of
+   the next character (so "xyあ" and "xyい", E3 81 82 and E3 81 84, do not make
+   "xy" a seed, "xyあ" and "xyz" do), and after the end of a word either the
+   space before the next word (``▁``, first byte E2) or the end of the
+   sentence. Which of the two follows a word is what ``line_ends`` of
+   :meth:`UnigramTrainer.train_from_counts` tells (how many occurrences of each
+   pre-token end a line): a whole word like ``▁für`` is a seed only if it ends
+   some lines and not others, as in sentencepiece. Without ``line_ends``, a
+   pre-token occurring at least :data:`BOTH_ENDS_MIN_COUNT` times counts as
+   followed by both, a rarer one by a space only. Here a suffix array of the
+   distinct words finds them (:func:`seed_pieces`). Pieces never contain
+   ``▁`` except as their first character, never mix Unicode scripts (Hiragana
+   and Katakana count as Han), and with ``split_digits`` a digit is always
+   alone. The ``seed_sentencepiece_size`` best by ``frequency * length`` are
+   kept. Each piece starts with ``log(score / total)``.
 3. **EM.** The E-step sums, for every piece, its expected count over *all*
    segmentations of every word, weighted by their probability
    (forward-backward on the lattice; not the Viterbi path, which would be hard
@@ -42,6 +50,13 @@ broken the same way. All of this depends only on the data: the E-step sums
 fixed-point partial counts (2^-24 units) as integers, so the result is the
 same for every thread count.
 
+Memory, the distinct words being W characters: the native corpus holds them
+once as code points (4W bytes); the seed search adds a 32-bit suffix array and
+a word index (8W, no LCP or prefix-sum arrays: the LCP values are computed as
+its intervals are walked) and returns the seeds as slices of the words (no
+joined copy of the corpus); only words holding a rare character are copied to
+replace it; the old trie is dropped before a smaller one is built.
+
 The hot loops (suffix array, E-step, Viterbi counts, second-best
 segmentations) run in the native core; ``TOKENFORGE_BACKEND=python`` (or
 ``backend="python"``) uses the pure-Python twins here, which compute the same
@@ -52,6 +67,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import time
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -75,6 +91,9 @@ if TYPE_CHECKING:
 EXPECTED_FREQUENCY_THRESHOLD = 0.5
 #: The E-step sums expected counts in units of 2^-24 (as integers: order-independent).
 FIXED_SCALE = float(1 << 24)
+#: Without ``line_ends``, a pre-token occurring at least this often counts as followed both by a
+#: space and by a line end in the seed search (see the module docstring).
+BOTH_ENDS_MIN_COUNT = 16
 
 _INHERITED = -2  # takes the script of the character before
 _SCRIPT_IDS = {name: i for i, name in enumerate(SCRIPTS)}
@@ -84,6 +103,18 @@ def _script_of(ch: str) -> int:
     """Script id of a character for the seed engines (:func:`.coverage.script_of`); -2 = Inherited."""
     name = script_of(ch)
     return _INHERITED if name == "Inherited" else _SCRIPT_IDS.get(name, len(SCRIPTS))
+
+
+def _lead_byte(cp: int) -> int:
+    """The first UTF-8 byte of code point ``cp`` (what sentencepiece's byte-level suffix array
+    tells continuations apart by)."""
+    if cp < 0x80:
+        return cp
+    if cp < 0x800:
+        return 0xC0 | (cp >> 6)
+    if cp < 0x10000:
+        return 0xE0 | (cp >> 12)
+    return 0xF0 | (cp >> 18)
 
 
 def _is_decimal(ch: str) -> bool:
@@ -198,17 +229,34 @@ class UnigramTrainer:
         counts = {ch: k for ch, k in char_counts.items() if ch not in (" ", UNK_CHAR)}
         return required_chars(counts, self.character_coverage)
 
-    def train_from_counts(self, counts: Mapping[str, int]) -> Unigram:
-        """Train on ``{pre-token: frequency}`` (e.g. ``{"▁hello": 3}``) and return the model."""
+    def train_from_counts(self, counts: Mapping[str, int], line_ends: Mapping[str, int] | None = None) -> Unigram:
+        """Train on ``{pre-token: frequency}`` (e.g. ``{"▁hello": 3}``) and return the model.
+
+        ``line_ends``: how many of each pre-token's occurrences end a line (sentence), e.g.
+        ``{"▁world.": 2}``; the seed search uses it to see the words as sentencepiece sees them in
+        whole sentences (see the module docstring). Without it, a pre-token counts as followed by
+        both a space and a line end when it occurs at least :data:`BOTH_ENDS_MIN_COUNT` times.
+        """
         t0 = time.perf_counter()
+        if line_ends is not None and not isinstance(line_ends, Mapping):
+            raise TrainingError(f"line_ends must be a mapping of pre-token to count, got {type(line_ends).__name__}")
         words = []
+        ends = bytearray()
         for w, c in counts.items():
             if not isinstance(w, str):
                 raise TrainingError(f"pre-tokens must be str, got {type(w).__name__}: {w!r}")
             if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 0:
                 raise TrainingError(f"the count of {w!r} must be a non-negative int, got {c!r}")
             if w and c:
-                words.append((w, int(c)))
+                c = int(c)
+                words.append((w, c))
+                if line_ends is None:
+                    ends.append(3 if c >= BOTH_ENDS_MIN_COUNT else 1)
+                else:
+                    e = line_ends.get(w, 0)
+                    if isinstance(e, bool) or not isinstance(e, (int, np.integer)) or not 0 <= e <= c:
+                        raise TrainingError(f"line_ends[{w!r}] must be an int from 0 to its count {c}, got {e!r}")
+                    ends.append((1 if e < c else 0) | (2 if e > 0 else 0))
         if not words:
             raise NoTrainingDataError("cannot train a Unigram model on empty input: no pre-token with a positive count")
         # (the order of the words never changes the result: the sums are of integers)
@@ -224,21 +272,22 @@ class UnigramTrainer:
             )
         req = {ch for ch, _ in required}
         rare = {ord(ch): UNK_CHAR for ch in char_counts if ch not in req}
-        if rare:
-            words = [(w.translate(rare), c) for w, c in words]
+        if rare:  # only the words that hold one are copied
+            has_rare = re.compile("[" + "".join(re.escape(chr(k)) for k in sorted(rare)) + "]").search
+            words = [(w.translate(rare), c) if has_rare(w) else (w, c) for w, c in words]
+            del has_rare
         threads = self.num_threads or os.cpu_count() or 1
         core = _native.core(self.backend)
-        engine = _Native(core, words, threads) if core is not None else _Python(words)
+        engine = _Native(core, words, threads, bytes(ends)) if core is not None else _Python(words, bytes(ends))
+        del ends
 
-        seed = seed_pieces(
+        strs, scores = seed_pieces(
             words, required, self.max_piece_length, self.seed_sentencepiece_size, self.split_digits,
             self.split_by_unicode_script, engine=engine,
         )
-        strs = [p for p, _ in seed]
         engine.set_pieces(strs)
         # the current vocabulary: indices into the seed, and their scores
         active = np.arange(len(strs), dtype=np.int64)
-        scores = np.array([v for _, v in seed], dtype=np.float64)
         target = self.vocab_size - len(meta)
         desired = int(self.vocab_size * 1.1)
         rounds = 0
@@ -266,7 +315,7 @@ class UnigramTrainer:
         final = finalize([(strs[i], s) for i, s in zip(active.tolist(), scores.tolist())], required, target)
         all_pieces = [(p, 0.0) for p in meta] + [(p, f32(s)) for p, s in final]
         types = meta_types + [int(PieceType.NORMAL)] * len(final)
-        self.last_report = UnigramReport(len(required), len(seed), rounds, objective, time.perf_counter() - t0,
+        self.last_report = UnigramReport(len(required), len(strs), rounds, objective, time.perf_counter() - t0,
                                          self.vocab_size, len(all_pieces))
         return Unigram(all_pieces, unk_id=0, byte_fallback=self.byte_fallback, types=types, backend=self.backend)
 
@@ -282,8 +331,9 @@ def seed_pieces(
     split_digits: bool = False,
     split_by_script: bool = True,
     engine: _Python | _Native | None = None,
-) -> list[tuple[str, float]]:
-    """Seed vocabulary with initial log-probabilities: required characters, then frequent substrings.
+) -> tuple[list[str], np.ndarray]:
+    """Seed vocabulary: the pieces (required characters, then frequent substrings) and their
+    initial log-probabilities (float64).
 
     ``words`` hold only required characters and :data:`UNK_CHAR`.
     """
@@ -296,11 +346,13 @@ def seed_pieces(
     )
     if engine is None:
         engine = _Python(words)
-    subs = engine.seed(max_piece_length, keys, scripts, flags, split_digits, split_by_script, limit)
-    out = [(ch, float(k)) for ch, k in required] + [(s, float(score)) for s, score in subs]
-    total = math.fsum(v for _, v in out)
-    logsum = math.log(total)
-    return [(p, math.log(v) - logsum) for p, v in out]
+    subs, sub_scores = engine.seed_pieces(max_piece_length, keys, scripts, flags, split_digits, split_by_script, limit)
+    strs = [ch for ch, _ in required]
+    strs += subs
+    del subs
+    values = np.concatenate([np.array([float(k) for _, k in required], dtype=np.float64), sub_scores])
+    logsum = math.log(math.fsum(values.tolist()))
+    return strs, np.log(values) - logsum
 
 
 def digamma(x: np.ndarray) -> np.ndarray:
@@ -399,8 +451,9 @@ def finalize(pieces: list[tuple[str, float]], required: Sequence[tuple[str, int]
 class _Python:
     """Pure-Python reference of the training loops (the native core computes the same numbers)."""
 
-    def __init__(self, words: Sequence[tuple[str, int]]) -> None:
+    def __init__(self, words: Sequence[tuple[str, int]], ends: bytes | None = None) -> None:
         self.words = list(words)
+        self.ends = ends  # per word: 1 followed by a space, 2 by a line end, 3 both (None: 3)
         self.strs: list[str] = []
 
     def set_pieces(self, strs: list[str]) -> None:
@@ -418,15 +471,23 @@ class _Python:
     ) -> list[tuple[str, int]]:
         info = {chr(k): (s, f) for k, s, f in zip(keys, scripts, flags)}
         counts: dict[str, int] = {}
-        succ: dict[str, str] = {}
-        branch: set[str] = set()  # right-maximal: two different next symbols
-        for w, c in self.words:
+        succ: dict[str, int] = {}
+        branch: set[str] = set()  # followed by two different symbols
+        space = _lead_byte(ord(SPACE))
+        for k, (w, c) in enumerate(self.words):
             n = len(w)
+            end = 3 if self.ends is None else self.ends[k]
             for i in range(n):
                 for j in range(i + 2, min(n, i + max_len) + 1):
                     s = w[i:j]
                     counts[s] = counts.get(s, 0) + c
-                    nxt = w[j] if j < n else ""  # a word end is one symbol (the next word's space)
+                    if j < n:
+                        nxt = _lead_byte(ord(w[j]))
+                    elif end == 3:  # followed by a space and by a line end
+                        branch.add(s)
+                        continue
+                    else:
+                        nxt = space if end == 1 else 0
                     if succ.setdefault(s, nxt) != nxt:
                         branch.add(s)
         out = []
@@ -435,6 +496,11 @@ class _Python:
                 out.append((s, counts[s] * len(s)))
         out.sort(key=lambda sv: (-sv[1], [ord(ch) for ch in sv[0]]))
         return out[:limit]
+
+    def seed_pieces(self, *args: object) -> tuple[list[str], np.ndarray]:
+        """:meth:`seed` as (pieces, float64 array of frequency * length)."""
+        out = self.seed(*args)  # type: ignore[arg-type]
+        return [s for s, _ in out], np.array([float(v) for _, v in out], dtype=np.float64)
 
     def estep(self, active: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, float]:
         expected, objective = estep_py(self._model(active, scores), self.words)
@@ -458,11 +524,11 @@ class _Native:
     (``self.ids``: their seed ids); pieces dropped since are flagged absent, and the trie is
     rebuilt when it has become much bigger than the current vocabulary."""
 
-    def __init__(self, core: ModuleType, words: Sequence[tuple[str, int]], threads: int) -> None:
+    def __init__(self, core: ModuleType, words: Sequence[tuple[str, int]], threads: int, ends: bytes | None = None) -> None:
         self.core = core
         self.words = list(words)
         self.threads = threads
-        self.corpus = core.unigram_corpus([w for w, _ in words], [c for _, c in words])
+        self.corpus = core.unigram_corpus([w for w, _ in words], [c for _, c in words], ends)
         self.strs: list[str] = []
         self.model = None
         self.ids = np.zeros(0, dtype=np.int64)
@@ -476,6 +542,7 @@ class _Native:
         current piece, its id in the core model."""
         if self.model is None or len(active) * 3 < len(self.ids) * 2:
             self.ids = active.copy()
+            self.model = None  # the old trie goes before the new one is built
             self.model = self.core.unigram_model([self.strs[i] for i in active.tolist()], [0.0] * len(active), 0.0)
         where = np.searchsorted(self.ids, active)  # both sorted: active only ever shrinks
         full = np.full(len(self.ids), np.nan)
@@ -489,14 +556,37 @@ class _Native:
         self, max_len: int, keys: list[int], scripts: list[int], flags: bytes, split_digits: bool,
         split_by_script: bool, limit: int,
     ) -> list[tuple[str, int]]:
+        strs, freqs, lens = self._seed(max_len, keys, scripts, flags, split_digits, split_by_script, limit)
+        return [(p, f * n) for p, f, n in zip(strs, freqs.tolist(), lens.tolist())]  # exact ints
+
+    def seed_pieces(
+        self, max_len: int, keys: list[int], scripts: list[int], flags: bytes, split_digits: bool,
+        split_by_script: bool, limit: int,
+    ) -> tuple[list[str], np.ndarray]:
+        """The seed substrings, best first, and their frequency * length (float64); no tuple per
+        piece (10^5-10^6 of them)."""
+        strs, freqs, lens = self._seed(max_len, keys, scripts, flags, split_digits, split_by_script, limit)
+        return strs, freqs.astype(np.float64) * lens
+
+    def _seed(
+        self, max_len: int, keys: list[int], scripts: list[int], flags: bytes, split_digits: bool,
+        split_by_script: bool, limit: int,
+    ) -> tuple[list[str], np.ndarray, np.ndarray]:
         pos, lens, freqs = self.core.unigram_seed(
             self.corpus, max_len, keys, scripts, flags, split_digits, split_by_script, limit, self.threads
         )
-        pos = np.frombuffer(pos, dtype=np.uint64)
+        pos = np.frombuffer(pos, dtype=np.uint64).astype(np.int64)
         lens = np.frombuffer(lens, dtype=np.uint32)
         freqs = np.frombuffer(freqs, dtype=np.int64)
-        joined = "".join(w for w, _ in self.words)
-        return [(joined[p : p + n], f * n) for p, n, f in zip(pos.tolist(), lens.tolist(), freqs.tolist())]
+        # positions in the words back to back -> (word, offset): no joined copy of the corpus
+        ends = np.cumsum(np.fromiter((len(w) for w, _ in self.words), dtype=np.int64, count=len(self.words)))
+        which = np.searchsorted(ends, pos, side="right")
+        offs = pos - (ends[which] - np.fromiter((len(self.words[k][0]) for k in which.tolist()), dtype=np.int64,
+                                                count=len(which)))
+        del ends
+        words = self.words
+        strs = [words[k][0][o : o + n] for k, o, n in zip(which.tolist(), offs.tolist(), lens.tolist())]
+        return strs, freqs, lens
 
     def estep(self, active: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, float]:
         where = self._load(active, scores)
