@@ -231,10 +231,12 @@ def _sentencepiece_counts(
     errors: str,
     show_progress: bool,
     max_sentence_length: int,
+    line_ends: bool = False,
 ) -> LineCounts:
     """Count SentencePiece "words": each line normalized by ``rules`` (dummy prefix,
     whitespace clean-up, ``▁`` escaping), then cut before every ``▁``. Lines of more than
-    ``max_sentence_length`` bytes are skipped, as sentencepiece's trainer skips them."""
+    ``max_sentence_length`` bytes are skipped, as sentencepiece's trainer skips them.
+    ``line_ends``: also count how often each word ends a line (``counts.line_ends``)."""
     from . import pretokenizers
     from .sentencepiece.constants import SPACE
     from .sentencepiece.normalizer import SentencePieceNormalizer
@@ -243,7 +245,7 @@ def _sentencepiece_counts(
     norm = SentencePieceNormalizer(rules)
     pre = pretokenizers.Split(SPACE, "merged_with_next", regex_pattern=False)
     _check_length("max_sentence_length", max_sentence_length, optional=False)
-    splitter = LineSplitter(norm.to_dict(), pre.to_dict(), max_line_bytes=max_sentence_length)
+    splitter = LineSplitter(norm.to_dict(), pre.to_dict(), max_line_bytes=max_sentence_length, line_ends=line_ends)
     counts = _count(files, iterator, splitter, workers, errors, show_progress)
     _report_skipped(counts, "line", "max_sentence_length", max_sentence_length, "as sentencepiece's trainer skips them",
                     stacklevel=4)
@@ -288,14 +290,15 @@ def train_unigram(
 
     if out is not None:
         check_output_path(out, "sentencepiece")
-    counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress, max_sentence_length)
+    counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress, max_sentence_length,
+                                   line_ends=True)
     settings: dict[str, Any] = dict(character_coverage=character_coverage, byte_fallback=byte_fallback, split_digits=split_digits,
                     max_piece_length=max_piece_length)
     trainer = UnigramTrainer(
         vocab_size=vocab_size, special_tokens=tuple(special_tokens), unk_token=unk_token,
         shrinking_factor=shrinking_factor, num_threads=num_threads, show_progress=show_progress, **settings,
     )
-    model = trainer.train_from_counts(counts)
+    model = trainer.train_from_counts(counts, line_ends=counts.line_ends)  # seeds as sentencepiece sees sentences
     proto = build_model_proto(
         model.pieces, model.scores, cast("Sequence[int]", model.types), model_type=ModelType.UNIGRAM, normalization=normalization,
         trainer_settings={**settings, "max_sentence_length": max_sentence_length},

@@ -234,3 +234,38 @@ def test_held_out_bytes_per_token_is_sentencepieces(tmp_path):
         ratio = (b / sum(len(tf.encode_piece(WS + line.replace(" ", WS))) for line in he)) / (
             b / sum(len(sp.encode(line)) for line in he))
         assert abs(ratio - 1) < 0.015, (lang, ratio)
+
+
+def test_train_unigram_counts_line_ends_and_uses_them(tmp_path, monkeypatch):
+    """The counting workers also count how often each word ends a line; the sums do not
+    depend on the number of workers, and train_unigram gives them to the seed search."""
+    import tokenforge
+    from tokenforge.presets import _sentencepiece_counts
+    from tokenforge.trainers import counting
+
+    rng = random.Random(7)
+    words = ["alpha", "beta", "gamma", "delta", "für", "東京", "и", "данные"]
+    lines = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))) for _ in range(6000)]
+    path = tmp_path / "c.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.setattr(counting, "_IN_PROCESS_BYTES", 0)  # small file, still in worker processes
+
+    def counted(workers):
+        return _sentencepiece_counts([path], None, "nmt_nfkc", workers, "strict", False, 4192, line_ends=True)
+
+    one, two = counted(1), counted(2)
+    assert dict(one) == dict(two) and dict(one.line_ends) == dict(two.line_ends)
+    want = collections.Counter("▁" + line.split()[-1] for line in lines)
+    assert dict(one.line_ends) == dict(want)
+    assert sum(one.line_ends.values()) == len(lines)
+
+    seen = {}
+    real = UnigramTrainer.train_from_counts
+
+    def spy(self, counts, line_ends=None):
+        seen["line_ends"] = line_ends
+        return real(self, counts, line_ends=line_ends)
+
+    monkeypatch.setattr(UnigramTrainer, "train_from_counts", spy)
+    tokenforge.train_unigram([path], vocab_size=60, show_progress=False, workers=2)
+    assert dict(seen["line_ends"]) == dict(want)

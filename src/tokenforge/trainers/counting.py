@@ -229,9 +229,10 @@ def count_files(
 
 
 def _run_pool(fn, tasks: list, workers: int, total: Counter, progress: Callable[[int], None] | None,
-              skipped: list[int] | None = None) -> None:
+              skipped: list[int] | None = None, ends: Counter | None = None) -> None:
     """Run ``fn`` over ``tasks`` in worker processes, summing the counts into ``total``
-    (and the third item of each result, when there is one, into ``skipped[0]``).
+    (the third item of each result, when there is one, into ``skipped[0]``, and the fourth,
+    the line-end counts, into ``ends``).
 
     At most two ranges are in flight per worker, so memory does not grow with the file.
     """
@@ -252,6 +253,8 @@ def _run_pool(fn, tasks: list, workers: int, total: Counter, progress: Callable[
                 _add(total, counts)
                 if rest and skipped is not None:
                     skipped[0] += rest[0]
+                if len(rest) > 1 and rest[1] is not None and ends is not None:
+                    _add(ends, rest[1])
                 if progress:
                     progress(n)
                 nxt = next(queue, None)
@@ -384,10 +387,15 @@ class LineSplitter:
     """
 
     def __init__(self, normalizer: dict | None, pre_tokenizer: dict | None, line_independent: bool = False,
-                 *, max_line_bytes: int | None = None, max_word_bytes: int | None = None) -> None:
+                 *, max_line_bytes: int | None = None, max_word_bytes: int | None = None,
+                 line_ends: bool = False) -> None:
         self.normalizer_dict = normalizer
         self.pre_dict = pre_tokenizer
         self.line_independent = line_independent
+        if line_ends and line_independent:
+            raise TrainingError("line_ends needs line-by-line counting (line_independent=False)")
+        #: also count how often each piece ends a line (:attr:`LineCounts.line_ends`)
+        self.line_ends = line_ends
         self.max_line_bytes = _check_limit("max_line_bytes", max_line_bytes)
         self.max_word_bytes = _check_limit("max_word_bytes", max_word_bytes)
         if line_independent and self.max_line_bytes is not None:
@@ -399,11 +407,12 @@ class LineSplitter:
 
     def __getstate__(self):
         return {"normalizer_dict": self.normalizer_dict, "pre_dict": self.pre_dict, "line_independent": self.line_independent,
-                "max_line_bytes": self.max_line_bytes, "max_word_bytes": self.max_word_bytes}
+                "max_line_bytes": self.max_line_bytes, "max_word_bytes": self.max_word_bytes, "line_ends": self.line_ends}
 
     def __setstate__(self, state):
         self.__init__(state["normalizer_dict"], state["pre_dict"], state.get("line_independent", False),
-                      max_line_bytes=state.get("max_line_bytes"), max_word_bytes=state.get("max_word_bytes"))
+                      max_line_bytes=state.get("max_line_bytes"), max_word_bytes=state.get("max_word_bytes"),
+                      line_ends=state.get("line_ends", False))
 
     # -- where text may be cut ------------------------------------------------------------
     def _bert(self) -> bool:
@@ -475,9 +484,9 @@ class LineSplitter:
 
         return self._long_run.sub(keep, block), dropped
 
-    def count(self, lines: Iterable[str], counts: Counter) -> int:
-        """Add the pieces of ``lines`` to ``counts``; returns how many lines (or words) were
-        skipped for their length."""
+    def count(self, lines: Iterable[str], counts: Counter, ends: Counter | None = None) -> int:
+        """Add the pieces of ``lines`` to ``counts`` (and, with ``ends``, the last piece of each
+        line to ``ends``); returns how many lines (or words) were skipped for their length."""
         if not self._ready:
             self._build()
         norm, pre = self._norm, self._pre
@@ -501,8 +510,13 @@ class LineSplitter:
                 continue
             if pre is None:
                 counts[line] += 1
+                if ends is not None:
+                    ends[line] += 1
             else:
-                counts.update(pre.split(line))
+                pieces = pre.split(line)
+                counts.update(pieces)
+                if ends is not None and pieces:
+                    ends[pieces[-1]] += 1
         return skipped
 
 
@@ -613,26 +627,29 @@ def plan_line_ranges(path: Path, chunk_bytes: int = CHUNK_BYTES, cut_bytes: byte
     return ranges
 
 
-def _count_line_range(args) -> tuple[Counter, int, int]:
+def _count_line_range(args) -> tuple[Counter, int, int, Counter | None]:
     path, start, end, splitter, errors, block = args
     counts: Counter = Counter()
+    ends: Counter | None = Counter() if splitter.line_ends else None
     carry = _Carry(splitter)
     skipped = 0
     for text in _text_blocks(path, start, end, errors, block):
         done = carry.feed(text)
         if done:
-            skipped += splitter.count(done.splitlines(), counts)
+            skipped += splitter.count(done.splitlines(), counts, ends)
     rest = carry.finish()
     if rest:
-        skipped += splitter.count(rest.splitlines(), counts)
-    return counts, end - start, skipped + carry.skipped
+        skipped += splitter.count(rest.splitlines(), counts, ends)
+    return counts, end - start, skipped + carry.skipped, ends
 
 
 class LineCounts(Counter):
-    """The piece counts of :func:`count_lines`, and in ``skipped`` how many lines (or words)
-    were left out for their length."""
+    """The piece counts of :func:`count_lines`, in ``skipped`` how many lines (or words) were
+    left out for their length, and in ``line_ends`` (when the splitter counts them) how many
+    times each piece ended a line."""
 
     skipped: int = 0
+    line_ends: Counter | None = None
 
 
 def count_lines(
@@ -654,6 +671,9 @@ def count_lines(
     if errors not in _ERRORS:
         raise TrainingError(f"errors must be one of {', '.join(_ERRORS)}, got {errors!r}")
     total = LineCounts()
+    if splitter.line_ends:
+        total.line_ends = Counter()
+    ends = total.line_ends
     skipped = [0]
     if iterator is not None:
         batch: list[str] = []
@@ -664,11 +684,11 @@ def count_lines(
             batch.extend(text.splitlines())
             size += len(text)
             if size >= chunk_bytes:
-                skipped[0] += splitter.count(batch, total)
+                skipped[0] += splitter.count(batch, total, ends)
                 if progress:
                     progress(size)
                 batch, size = [], 0
-        skipped[0] += splitter.count(batch, total)
+        skipped[0] += splitter.count(batch, total, ends)
         if progress and size:
             progress(size)
     tasks = []
@@ -683,12 +703,14 @@ def count_lines(
     small = sum(t[2] - t[1] for t in tasks) < _IN_PROCESS_BYTES  # not worth starting processes
     if workers <= 1 or len(tasks) <= 1 or small:
         for t in tasks:
-            counts, n, k = _count_line_range(t)
+            counts, n, k, range_ends = _count_line_range(t)
             _add(total, counts)
+            if ends is not None and range_ends is not None:
+                _add(ends, range_ends)
             skipped[0] += k
             if progress:
                 progress(n)
     else:
-        _run_pool(_count_line_range, tasks, workers, total, progress, skipped)
+        _run_pool(_count_line_range, tasks, workers, total, progress, skipped, ends)
     total.skipped = skipped[0]
     return total
