@@ -571,54 +571,12 @@ def _merge_python(
         # A current entry at the top beats every pair of every dirty unit: the
         # unit's bound is still in the heap below it, and bounds sort before
         # pairs of equal score.
-        new_str = tokens[a] + tokens[b][plen:]
-        new = token_id.get(new_str)
-        if new is None:
-            new = len(tokens)
-            tokens.append(new_str)
-            token_id[new_str] = new
-            unit_freq.append(0)
-            if bar is not None:
-                bar.update(1)
-        elif new in special_ids:
-            # the merge would spell a special token, which is never merged into words
+        new = _unit_of(tokens, token_id, unit_freq, a, b, plen, bar)
+        if new in special_ids:  # the merge would spell a special token, never merged into words
             banned_pairs.add(pair)
             continue
         merges.append((tokens[a], tokens[b]))
-
-        delta: dict[tuple[int, int], int] = {}
-        merged = 0
-        for idx in where.pop(pair, ()):
-            w = words[idx]
-            n = len(w)
-            i = 0
-            out: list[int] = []
-            k = 0
-            while i < n:
-                if w[i] == a and i + 1 < n and w[i + 1] == b:
-                    out.append(new)
-                    i += 2
-                    k += 1
-                else:
-                    out.append(w[i])
-                    i += 1
-            if not k:
-                continue  # stale index entry: the word no longer holds the pair
-            f = freqs[idx]
-            merged += k * f
-            for p in pairwise(w):
-                delta[p] = delta.get(p, 0) - f
-            for p in pairwise(out):
-                delta[p] = delta.get(p, 0) + f
-                s = where.get(p)
-                if s is None:
-                    where[p] = {idx}
-                else:
-                    s.add(idx)
-            words[idx] = out
-        unit_freq[a] -= merged
-        unit_freq[b] -= merged
-        unit_freq[new] += merged
+        delta, merged = _apply_merge(words, freqs, where, unit_freq, pair, new)
 
         for p, d in delta.items():
             if d == 0:
@@ -641,6 +599,66 @@ def _merge_python(
         if b != a:
             mark_dirty(b)
     return merges
+
+
+def _unit_of(tokens: list[str], token_id: dict[str, int], unit_freq: list[int], a: int, b: int, plen: int,
+             bar: Progress | None) -> int:
+    """The id of the string that merging units ``a`` and ``b`` spells, a new unit when the
+    string is new (counted on the progress bar)."""
+    new_str = tokens[a] + tokens[b][plen:]
+    new = token_id.get(new_str)
+    if new is None:
+        new = len(tokens)
+        tokens.append(new_str)
+        token_id[new_str] = new
+        unit_freq.append(0)
+        if bar is not None:
+            bar.update(1)
+    return new
+
+
+def _apply_merge(
+    words: list[list[int]], freqs: Sequence[int], where: dict[tuple[int, int], set[int]], unit_freq: list[int],
+    pair: tuple[int, int], new: int,
+) -> tuple[dict[tuple[int, int], int], int]:
+    """Merge ``pair`` into unit ``new`` in every word that holds it (``where`` indexes the
+    words of each pair and gains the new pairs' words; ``unit_freq`` follows). Returns the
+    change of every pair's count, and how many times (count-weighted) the pair was merged."""
+    a, b = pair
+    delta: dict[tuple[int, int], int] = {}
+    merged = 0
+    for idx in where.pop(pair, ()):
+        w = words[idx]
+        n = len(w)
+        i = 0
+        out: list[int] = []
+        k = 0
+        while i < n:
+            if w[i] == a and i + 1 < n and w[i + 1] == b:
+                out.append(new)
+                i += 2
+                k += 1
+            else:
+                out.append(w[i])
+                i += 1
+        if not k:
+            continue  # stale index entry: the word no longer holds the pair
+        f = freqs[idx]
+        merged += k * f
+        for p in pairwise(w):
+            delta[p] = delta.get(p, 0) - f
+        for p in pairwise(out):
+            delta[p] = delta.get(p, 0) + f
+            s = where.get(p)
+            if s is None:
+                where[p] = {idx}
+            else:
+                s.add(idx)
+        words[idx] = out
+    unit_freq[a] -= merged
+    unit_freq[b] -= merged
+    unit_freq[new] += merged
+    return delta, merged
 
 
 def likelihood_key(c: int, fa: int, fb: int, n: int) -> float:
@@ -730,53 +748,12 @@ def _merge_python_keyed(
             if -key != item[0]:  # the total fell since: the key is lower now
                 push(heap, (-key, *item[1:]))
                 continue
-        new_str = tokens[a] + tokens[b][plen:]
-        new = token_id.get(new_str)
-        if new is None:
-            new = len(tokens)
-            tokens.append(new_str)
-            token_id[new_str] = new
-            unit_freq.append(0)
-            if bar is not None:
-                bar.update(1)
-        elif new in special_ids:
+        new = _unit_of(tokens, token_id, unit_freq, a, b, plen, bar)
+        if new in special_ids:  # the merge would spell a special token, never merged into words
             banned_pairs.add(pair)
             continue
         merges.append((tokens[a], tokens[b]))
-
-        delta: dict[tuple[int, int], int] = {}
-        merged = 0
-        for idx in where.pop(pair, ()):
-            w = words[idx]
-            n = len(w)
-            i = 0
-            out: list[int] = []
-            k = 0
-            while i < n:
-                if w[i] == a and i + 1 < n and w[i + 1] == b:
-                    out.append(new)
-                    i += 2
-                    k += 1
-                else:
-                    out.append(w[i])
-                    i += 1
-            if not k:
-                continue  # stale index entry
-            f = freqs[idx]
-            merged += k * f
-            for p in pairwise(w):
-                delta[p] = delta.get(p, 0) - f
-            for p in pairwise(out):
-                delta[p] = delta.get(p, 0) + f
-                s = where.get(p)
-                if s is None:
-                    where[p] = {idx}
-                else:
-                    s.add(idx)
-            words[idx] = out
-        unit_freq[a] -= merged
-        unit_freq[b] -= merged
-        unit_freq[new] += merged
+        delta, merged = _apply_merge(words, freqs, where, unit_freq, pair, new)
         total -= merged
 
         changed: set[tuple[int, int]] = set()
