@@ -1,5 +1,6 @@
 #include "spm_bpe_train.h"
 
+#include <algorithm>
 #include <queue>
 
 namespace tf {
@@ -19,7 +20,7 @@ std::vector<std::pair<uint32_t, uint32_t>> Trainer::run() {
     }
   }
   pairs.for_each([&](Pair& p) {
-    if (p.valid && p.count > 0) heap.push(Entry{p.count, (uint32_t)(p.key >> 32), (uint32_t)p.key});
+    if (p.valid && p.count > 0) heap.push(entry(p.count, (uint32_t)(p.key >> 32), (uint32_t)p.key));
   });
 
   std::vector<uint32_t> list, out, hits, touched_pos;
@@ -72,6 +73,13 @@ std::vector<std::pair<uint32_t, uint32_t>> Trainer::run() {
         else ++i;
       }
       if (hits.empty()) continue;  // stale index entry
+      // sentencepiece merges one occurrence at a time: between two adjacent ones it has the pair
+      // (new, a) for a moment, which then counts as seen (a slot at count 0)
+      for (size_t h = 1; h < hits.size(); ++h)
+        if (hits[h] == hits[h - 1] + 2) {
+          pair(nw, a);
+          break;
+        }
       const int64_t f = freqs[idx];
       // pairs that disappear: those touching an occurrence (positions ascending, each once)
       touched_pos.clear();
@@ -108,9 +116,28 @@ std::vector<std::pair<uint32_t, uint32_t>> Trainer::run() {
     for (const auto& [k, before] : touched) {
       if (k == key) continue;
       const Pair& p = pairs.get(k);
-      if (p.count != before && p.count > 0) heap.push(Entry{p.count, (uint32_t)(k >> 32), (uint32_t)k});
+      if (p.count != before && p.count > 0) heap.push(entry(p.count, (uint32_t)(k >> 32), (uint32_t)k));
     }
-    pairs.get(key).count = 0;
+    Pair& merged = pairs.get(key);
+    merged.count = 0;
+    merged.dead = 1;
+  }
+  if (merges.size() < n_merges) {
+    // no pair with a positive count is left: like sentencepiece, take the pairs seen before whose
+    // count fell to 0, best first in the heap's order (they change no word)
+    std::vector<Entry> rest;
+    pairs.for_each([&](Pair& p) {
+      if (p.valid == 1 && !p.dead && p.count == 0) rest.push_back(entry(0, (uint32_t)(p.key >> 32), (uint32_t)p.key));
+    });
+    const Less less{&sym};
+    std::sort(rest.begin(), rest.end(), [&](const Entry& x, const Entry& y) { return less(y, x); });
+    for (const Entry& e : rest) {
+      if (merges.size() >= n_merges) break;
+      std::u32string s = sym[e.a] + sym[e.b];
+      if (!pieces.insert(s).second) continue;  // already a piece
+      sym.push_back(std::move(s));
+      merges.emplace_back(e.a, e.b);
+    }
   }
   ticker.finish(merges.size());
   return merges;

@@ -1,19 +1,24 @@
 // Native SentencePiece-style BPE training: the merge loop of trainers/spm_bpe.py, merge for merge.
 //
 // Symbols are the alphabet characters (ids in code-point order, so comparing
-// two id strings compares the pieces by code point, as Python compares str)
-// and the merged pieces after them. The loop keeps, as the Python reference
-// does, the 64-bit count of every *valid* adjacent pair (its concatenation
-// passes sentencepiece's IsValidSentencePiece: length, ▁ only first, one
-// script, digits), an index from each pair to the words that gained it, and a
-// max-heap of (count, left, right) with lazy deletion: an entry is stale when
-// the pair's count has changed since it was pushed or the pair is dead. The
-// best live pair is merged unless its string is already a piece (another
-// split of the same string, or a meta piece): then it is dead for good.
-// Ties: the smaller (left, right) piece strings win. Each merge visits only
-// the words indexed under the pair, merges left to right without overlap,
-// subtracts the pairs touching an occurrence, adds the pairs touching a new
-// symbol and pushes every pair whose count changed once.
+// two id strings compares the pieces by code point, as Python compares str and
+// as sentencepiece compares UTF-8 strings) and the merged pieces after them.
+// The loop keeps, as the Python reference does, the 64-bit count of every
+// *valid* adjacent pair (its concatenation passes sentencepiece's
+// IsValidSentencePiece: length, ▁ only first, one script, digits), an index
+// from each pair to the words that gained it, and a max-heap with lazy
+// deletion: an entry is stale when the pair's count has changed since it was
+// pushed or the pair is dead. The heap orders as sentencepiece's
+// bpe_model_trainer.cc (0.2.x) does: the larger count, then the shorter piece,
+// then the smaller piece string; two splits of one string (("aa", "a") and
+// ("a", "aa")) come out shorter-left first. The best live pair is merged
+// unless its string is already a piece (another split of the same string, or
+// a meta piece): then it is dead for good. Each merge visits only the words
+// indexed under the pair, merges left to right without overlap, subtracts the
+// pairs touching an occurrence, adds the pairs touching a new symbol and
+// pushes every pair whose count changed once. When no pair with a positive
+// count is left, sentencepiece goes on taking pairs whose count fell to 0
+// (pieces it saw once, in the same order): so does run().
 #pragma once
 
 #include <algorithm>
@@ -40,7 +45,7 @@ struct Pair {
   uint32_t stamp;
   uint32_t list;  // index into Trainer::holders, or NONE
   int8_t valid;   // -1 not yet decided, 0/1
-  uint8_t dead;   // its string was already a piece when it came up
+  uint8_t dead;   // merged, or its string was already a piece when it came up
   static Pair blank() { return Pair{~0ull, 0, 0, ~0u, -1, 0}; }
 };
 
@@ -85,17 +90,36 @@ struct Trainer {
 
   struct Entry {
     int64_t count;
+    uint32_t len;  // characters of sym[a] + sym[b]
     uint32_t a, b;
   };
-  // "x has lower priority than y": smaller count, or on a tie the larger (left, right) strings
+  // sym[xa] + sym[xb] against sym[ya] + sym[yb] (the same length): <0, 0, >0
+  static int concat_cmp(const std::u32string& xa, const std::u32string& xb, const std::u32string& ya,
+                        const std::u32string& yb) {
+    const size_t n = xa.size() + xb.size();
+    for (size_t i = 0; i < n; ++i) {
+      const char32_t cx = i < xa.size() ? xa[i] : xb[i - xa.size()];
+      const char32_t cy = i < ya.size() ? ya[i] : yb[i - ya.size()];
+      if (cx != cy) return cx < cy ? -1 : 1;
+    }
+    return 0;
+  }
+  // "x has lower priority than y": smaller count; on a tie the longer piece, then the larger
+  // piece string, then (one string, two splits) the longer left part
   struct Less {
     const std::vector<std::u32string>* sym;
     bool operator()(const Entry& x, const Entry& y) const {
       if (x.count != y.count) return x.count < y.count;
-      if (x.a != y.a) return (*sym)[x.a].compare((*sym)[y.a]) > 0;
-      return (*sym)[x.b].compare((*sym)[y.b]) > 0;
+      if (x.len != y.len) return x.len > y.len;
+      const auto& s = *sym;
+      const int c = concat_cmp(s[x.a], s[x.b], s[y.a], s[y.b]);
+      if (c != 0) return c > 0;
+      return s[x.a].size() > s[y.a].size();
     }
   };
+  Entry entry(int64_t count, uint32_t a, uint32_t b) const {
+    return Entry{count, (uint32_t)(sym[a].size() + sym[b].size()), a, b};
+  }
   std::priority_queue<Entry, std::vector<Entry>, Less> heap{Less{&sym}};
 
   // is_valid_piece(sym[a] + sym[b]) of trainers/spm_bpe.py

@@ -4,8 +4,16 @@ scored by merge order, optional byte fallback.
 
 The input is ``{pre_token: count}`` where a pre-token is already normalized
 and split the sentencepiece way (``"▁hello"``: ``▁`` only at the start).
-Training follows sentencepiece:
+Training follows sentencepiece's ``bpe_model_trainer.cc`` (0.2.x; Kudo &
+Richardson, 2018) step for step, so the pieces, their ids and their scores are
+those of ``spm_train --model_type=bpe`` on the same text:
 
+0. **Meta pieces in the text.** Wherever a pre-token spells a meta piece
+   (``<unk>``, the special tokens, ``<0x41>``-style byte pieces with
+   ``byte_fallback``; left to right, the longest at each position),
+   sentencepiece's trainer puts U+001F instead before counting anything: that
+   character counts toward the coverage below but is never a piece, so no
+   piece spans the place.
 1. **Alphabet by character coverage.** Characters are counted (weighted by
    the pre-token counts) and sorted by count, most frequent first (ties by
    code point). They are taken in that order until the share of all
@@ -20,22 +28,41 @@ Training follows sentencepiece:
    pair. A pair is only a candidate when its concatenation is a *valid
    piece* (sentencepiece's ``IsValidSentencePiece``): at most
    ``max_piece_length`` characters, ``▁`` only as the first character, no
-   rare character, one Unicode script (Hiragana and Katakana count as Han;
-   combining marks take the script of the character before; digits are a
-   script of their own unless ``split_by_number=False``), and with
-   ``split_digits`` no digit inside a longer piece. When a pair's
-   concatenation is already a piece (reached through a different split,
-   ``"aa"+"a"`` vs ``"a"+"aa"``), it is dropped, not merged.
-3. **Pieces and scores.** ``<unk>`` (id 0), the special tokens (CONTROL),
+   rare character, U+2585, NUL or U+001F, one Unicode script *as
+   sentencepiece's own table has them* (:func:`spm_script`: Hiragana and
+   Katakana count as Han, characters its older table does not list are
+   Common; combining marks take the script of the character before), the
+   digits 0-9 and ０-９ (:func:`spm_digit`, not other decimal digits) a script
+   of their own unless ``split_by_number=False``, and with ``split_digits``
+   no such digit inside a longer piece. When a pair's concatenation is
+   already a piece (reached through a different split, ``"aa"+"a"`` vs
+   ``"a"+"aa"``), it is dropped, not merged.
+3. **Ties.** Among pairs with the same count, the shorter piece wins, then
+   the smaller piece string (by code point, which is sentencepiece's UTF-8
+   byte order): the order of sentencepiece's priority queue
+   (``QueueEntryComparator``). That queue compares nothing else, so two
+   splits of one string with the same count (``"aa"+"a"`` and ``"a"+"aa"``)
+   are the one choice it leaves to the heap's internal order; here the
+   shorter left part wins. On the corpora measured
+   (``benchmarks/bench_train_spm_bpe.py --diff``) that case never came up.
+4. **When the pairs run out.** If no pair with a positive count is left
+   before ``vocab_size`` is reached, sentencepiece goes on taking pairs that
+   occurred once and whose count fell to 0, in the same order (shorter, then
+   smaller string); that includes the pair ``(new, left)`` it holds for a
+   moment between two adjacent occurrences of a merged pair (``"abab"``
+   gives ``("ab", "a")``). Such pieces change no word; they are taken here
+   too. Only when those run out does the vocabulary come out smaller
+   (``last_report.stopped_early``; ``spm_train`` then fails unless
+   ``hard_vocab_limit=false``).
+5. **Pieces and scores.** ``<unk>`` (id 0), the special tokens (CONTROL),
    the 256 byte pieces when ``byte_fallback``, then the merged pieces in the
    order learned and the alphabet characters in coverage order. A piece's
    score is minus its position among the merged + character pieces, so
    encoding (:meth:`PieceBPE.from_sentencepiece`) replays the merges in order.
 
-**Ties.** Among pairs with the same count the pair whose ``(left, right)``
-strings are smallest by code point wins. sentencepiece breaks such ties by
-memory address, so its own order is not reproducible; otherwise the result
-is the same pieces as ``spm_train --model_type=bpe``.
+What counts cannot tell: sentencepiece skips a whole line that holds U+2585
+(here such a character is only kept out of longer pieces), and it blanks a
+meta piece that spans two pre-tokens (one with ``▁`` inside it).
 
 **Backends.** The merge loop runs natively (``_core/spm_bpe_train.h``) when
 the core is built and the weighted corpus length fits 63 bits: characters
@@ -54,8 +81,11 @@ the same.
 
 from __future__ import annotations
 
+import bisect
 import heapq
+import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _native
@@ -74,6 +104,96 @@ if TYPE_CHECKING:
 
 __all__ = ["SentencePieceBPETrainer"]
 
+#: Code points that sentencepiece's own script table (``unicode_script_map.h``, made from an older
+#: Unicode version) leaves out, so its trainer puts them in ``Common``, while the ``regex`` module
+#: gives them a script (letters added since, the CJK extensions past U+4DB5 and U+9FD5, scripts
+#: such as Tangsa or Kawi): hex ranges, found by comparing the two tables code point by code
+#: point. Unassigned code points are ``Common`` there too; U+0953..U+0954 are Devanagari there,
+#: not Inherited.
+_SPM_COMMON_RANGES = (
+    "558 560 588-589 58B-58C 5C8-5C9 5EF 61C-61D 7FD-7FF 860-86A 870-891 897-89F 8B5 8BE-8D3 9FC-9FE A76 "
+    "AFA-AFF B53-B55 C04 C3C C5C-C5D C77 C84 CDC-CDD CF3 D00 D04 D3B-D3C D81 E86 E89 E8C E8E-E93 E98 EA0 "
+    "EA8-EA9 EAC EBA ECE 170D 1715 171F 180F 1878 1ABF-1AF0 1B4C 1B4E-1B4F 1B7D-1B7F 1C89-1C8A 1C90-1CBA "
+    "1CBD-1CBF 1DF6-1DFA 209D-209F 2C2F 2C5F 312E-312F 31BB-31BF 4DB6-4DBF 9FD6-9FFF A7AF A7B8-A7DD A7E2 "
+    "A7F1-A7F6 A82C A8FE-A8FF AB66-AB69 AB6C-AB6D FBC2-FBD2 FD40-FD4F FD90-FD91 FDC8-FDCF FDFE-FDFF "
+    "1032D-1032F 10570-1057A 1057C-1058A 1058C-10592 10594-10595 10597-105A1 105A3-105B1 105B3-105B9 "
+    "105BB-105BC 10780-10785 10787-107B0 107B2-107BF 10A34-10A35 10A48 10D00-10D27 10D30-10D39 "
+    "10E80-10EA9 10EAB-10EAD 10EB0-10EB1 10EC2-10EC7 10EC9-10EEE 10EF0-10F27 10F30-10F59 10F70-10F89 "
+    "10FB0-10FCB 10FE0-10FF6 11070-11075 110C2 110CD 11144-11147 111CE-111CF 1123F-11241 1133B 1145A "
+    "1145E-11461 116B8-116B9 116D0-116E3 1171A 11740-11746 11800-1183B 11900-11906 11909 1190C-11913 "
+    "11915-11916 11918-11935 11937-11938 1193B-11946 11950-11959 119A0-119A7 119AA-119D7 119DA-119E4 "
+    "11A00-11A47 11A50-11AA2 11AB0-11ABF 11B00-11B0A 11B60-11B67 11D00-11D06 11D08-11D09 11D0B-11D36 "
+    "11D3A 11D3C-11D3D 11D3F-11D47 11D50-11D59 11D60-11D65 11D67-11D68 11D6A-11D8E 11D90-11D91 "
+    "11D93-11D98 11DA0-11DA9 11DF0-11DF1 11EE0-11EF8 11F00-11F10 11F12-11F3A 11F3E-11F5A 11FB0 "
+    "11FC0-11FF1 11FFF 1246F 12475-1247F 12550-125A7 1264C-12686 12F90-12FF2 1342F-13455 13460-143FA "
+    "16A70-16ABE 16AC0-16AC9 16E40-16E9A 16F45-16F4A 16F4F 16F7F-16F87 16FE1-16FE4 16FF0-16FF6 "
+    "187ED-187FF 18AF3-18CDA 18CFF-18D20 18D80-18DF2 1AFF0-1AFF3 1AFF5-1AFFB 1AFFD-1AFFE 1B002-1B128 "
+    "1B132 1B150-1B152 1B155 1B164-1B168 1B170-1B2FB 1CF00-1CF2D 1CF30-1CF46 1D127-1D128 1D25B-1D25C "
+    "1DF00-1DF81 1DF90-1DF96 1DFCD-1DFFF 1E030-1E06D 1E08F 1E100-1E12C 1E130-1E13D 1E140-1E149 "
+    "1E14E-1E14F 1E290-1E2AE 1E2C0-1E2F9 1E2FF 1E4D0-1E4F9 1E7E0-1E7E6 1E7E8-1E7EB 1E7ED-1E7EE "
+    "1E7F0-1E7FE 1E94B 2A6D7-2A6DF 2B735-2B73F 2B81E 2CEA2-2CEAD 2CEB0-2EBE0 2EBF0-2EE5D 30000-3134A "
+    "31350-33479 "
+)
+
+
+@lru_cache(maxsize=1)
+def _spm_common_ranges() -> tuple[list[int], list[int]]:
+    starts: list[int] = []
+    ends: list[int] = []
+    for tok in _SPM_COMMON_RANGES.split():
+        a, _, b = tok.partition("-")
+        starts.append(int(a, 16))
+        ends.append(int(b or a, 16))
+    return starts, ends
+
+
+@lru_cache(maxsize=None)
+def spm_script(c: str) -> str:
+    """The script sentencepiece's trainer gives ``c`` (``IsValidSentencePiece``):
+    :func:`~tokenforge.trainers.coverage.script_of`, except ``Common`` for the code
+    points its older table does not list.
+
+    >>> spm_script("a"), spm_script("カ"), spm_script("\u4db6"), spm_script("\u0378"), spm_script("\u0953")
+    ('Latin', 'Han', 'Common', 'Common', 'Devanagari')
+    """
+    cp = ord(c)
+    if 0x953 <= cp <= 0x954:
+        return "Devanagari"
+    starts, ends = _spm_common_ranges()
+    k = bisect.bisect_right(starts, cp) - 1
+    if k >= 0 and cp <= ends[k]:
+        return "Common"
+    s = script_of(c)
+    return "Common" if s == "Unknown" else s
+
+
+def spm_digit(c: str) -> bool:
+    """sentencepiece's ``is_unicode_decimal_number``: ASCII and full-width digits only
+    (``split_digits`` and ``split_by_number`` leave other decimal digits, ``"٣"``, to their script)."""
+    return "0" <= c <= "9" or "\uff10" <= c <= "\uff19"
+
+
+#: Never inside a piece (``IsValidSentencePiece``): sentencepiece's unknown-character mark U+2585,
+#: NUL, space, and U+001F, the mark its trainer puts where a meta piece was spelled in the text.
+_NEVER_IN_PIECE = frozenset("\u2585\0 \x1f")
+_BOUNDARY = "\x1f"
+
+
+def _blank_meta_pieces(counts: dict[str, int], meta: Sequence[str]) -> dict[str, int]:
+    """sentencepiece's trainer replaces every meta piece spelled in the text (``<unk>``, the
+    special tokens, ``<0x41>`` with byte fallback) by U+001F before it counts anything: left to
+    right, the longest meta piece at each position. Pre-tokens that become equal add up."""
+    if not meta:
+        return counts
+    pattern = re.compile("|".join(re.escape(m) for m in sorted(meta, key=len, reverse=True)))
+    out: dict[str, int] = {}
+    for w, c in counts.items():
+        if pattern.search(w):
+            w = pattern.sub(_BOUNDARY, w)
+        out[w] = out.get(w, 0) + c
+    return out
+
+
 class SentencePieceBPETrainer:
     """Settings for SentencePiece-style BPE; :meth:`train_from_counts` returns
     a :class:`~tokenforge.models.bpe.PieceBPE` that encodes as sentencepiece
@@ -81,7 +201,7 @@ class SentencePieceBPETrainer:
 
     >>> trainer = SentencePieceBPETrainer(vocab_size=16, special_tokens=[], show_progress=False)
     >>> model = trainer.train_from_counts({"▁low": 5, "▁lower": 2, "▁newest": 6, "▁widest": 3})
-    >>> [model.id_to_token(i) for i in range(1, 6)]  # merges; ("l","o") and ("▁","l") tie at 7: "l" < "▁"
+    >>> [model.id_to_token(i) for i in range(1, 6)]  # merges; "lo" and "▁l" tie at 7: "lo" < "▁l"
     ['es', 'est', 'lo', 'low', 'e']
     >>> [model.id_to_token(i) for i in model.encode_piece("▁lowest")]
     ['▁', 'low', 'est']
@@ -136,16 +256,16 @@ class SentencePieceBPETrainer:
             return False
         prev = None  # None: any script
         for pos, c in enumerate(piece):
-            if c in ("\u2585", "\0", " "):
+            if c in _NEVER_IN_PIECE or "\ud800" <= c <= "\udfff":
                 return False
             if c == SPACE:
                 if pos > 0:
                     return False
                 continue
-            s: str | None = script_of(c)
+            s: str | None = spm_script(c)
             if s == "Inherited":
                 s = prev
-            digit = c.isdecimal()
+            digit = spm_digit(c)
             if digit and not self.split_by_number:
                 s = None
             if digit and self.split_digits and len(piece) > 1:
@@ -177,8 +297,10 @@ class SentencePieceBPETrainer:
         for word in clean:
             if " " in word:
                 raise TrainingError(f"pre-token {word!r} contains a space; escape spaces as '▁' first")
-        alphabet = required_chars(count_chars(clean), self.character_coverage)
         meta = self._meta_pieces()
+        clean = _blank_meta_pieces(clean, [p for p, _ in meta])
+        # U+001F (where a meta piece was) counts toward the coverage but is never a piece
+        alphabet = [(ch, n) for ch, n in required_chars(count_chars(clean), self.character_coverage) if ch != _BOUNDARY]
         n_merges = self.vocab_size - len(meta) - len(alphabet)
         if n_merges < 0:
             raise TrainingError(
@@ -215,9 +337,9 @@ class SentencePieceBPETrainer:
         scripts: list[int] = []
         flags: list[int] = []
         for ch in chars:
-            s = script_of(ch)
+            s = spm_script(ch)
             scripts.append(-1 if s == "Inherited" else script_ids.setdefault(s, len(script_ids)))
-            flags.append((ch in ("\u2585", "\0", " ")) | (ch == SPACE) << 1 | ch.isdecimal() << 2)
+            flags.append((ch in _NEVER_IN_PIECE or "\ud800" <= ch <= "\udfff") | (ch == SPACE) << 1 | spm_digit(ch) << 2)
         # the bar follows the native loop (which also stops on Ctrl-C): it reports the merges so far
         with Progress(n_merges, "merge", " pieces", show=None if self.show_progress else False) as bar:
             ids = native.spm_bpe_learn(
@@ -266,15 +388,21 @@ class SentencePieceBPETrainer:
                     continue
                 pair_counts[p] = pair_counts.get(p, 0) + f
                 where.setdefault(p, set()).add(idx)
-        heap = [(-c, a, b) for (a, b), c in pair_counts.items()]
+        def key(c: int, p: tuple[str, str]) -> tuple[int, int, str, str, str]:
+            # sentencepiece's order: the larger count, the shorter piece, the smaller piece string;
+            # two splits of one string: the shorter left part
+            return (-c, len(p[0]) + len(p[1]), p[0] + p[1], p[0], p[1])
+
+        heap = [key(c, p) for p, c in pair_counts.items()]
         heapq.heapify(heap)
+        seen = set(pair_counts)  # every valid pair that ever had a positive count
 
         merged: list[str] = []
         pieces = set(taken) | alphabet
         dead: set[tuple[str, str]] = set()
         with Progress(n_merges, "merge", " pieces", show=None if self.show_progress else False) as bar:
             while len(merged) < n_merges and heap:
-                negc, a, b = heapq.heappop(heap)
+                negc, _, _, a, b = heapq.heappop(heap)
                 pair = (a, b)
                 if pair in dead or pair_counts.get(pair) != -negc:
                     continue  # stale entry
@@ -305,6 +433,11 @@ class SentencePieceBPETrainer:
                             i += 1
                     if not hits:
                         continue  # stale index entry: the word no longer holds the pair
+                    for i, j in zip(hits, hits[1:]):
+                        # sentencepiece merges one occurrence at a time: between two adjacent ones it
+                        # has the pair (new, a) for a moment, which then counts as seen (at count 0)
+                        if j == i + 2 and valid((new, a)):
+                            seen.add((new, a))
                     f = freqs[idx]
                     # pairs that disappear: those touching an occurrence
                     old: set[int] = set()
@@ -346,10 +479,23 @@ class SentencePieceBPETrainer:
                     c = pair_counts.get(p, 0) + d
                     if c > 0:
                         pair_counts[p] = c
-                        heapq.heappush(heap, (-c, p[0], p[1]))
+                        heapq.heappush(heap, key(c, p))
+                        seen.add(p)
                     else:
                         pair_counts.pop(p, None)
                 pair_counts.pop(pair, None)
+                dead.add(pair)
+            if len(merged) < n_merges:
+                # no pair with a positive count is left: sentencepiece goes on taking the pairs it saw
+                # whose count fell to 0, in the same order (they change no word); so do we
+                for _, _, new, a, b in sorted(key(0, p) for p in seen - dead if p not in pair_counts):
+                    if len(merged) >= n_merges:
+                        break
+                    if new not in pieces:
+                        pieces.add(new)
+                        merged.append(new)
+                        if bar:
+                            bar(1)
         return merged
 
     # -- export -------------------------------------------------------------------------
