@@ -51,12 +51,15 @@ class _UnitEncoder:
                 else:
                     ids, lengths = np.zeros(0, np.uint32), np.zeros(0, np.int64)
                     text_bytes = np.zeros(0, np.int64) if self.want_bytes else None
-                payload = (chunk.source, bytes(chunk.flags), bytes(chunk.val), chunk.nbytes, chunk.empty,
-                           ids, lengths, text_bytes)
+                # the small fields pickled; the ids (most of the bytes) as a tensor column,
+                # which Ray moves through its object store without pickling them
+                meta = (chunk.source, bytes(chunk.flags), bytes(chunk.val), chunk.nbytes, chunk.empty,
+                        lengths, text_bytes)
                 yield {
                     "unit": np.array([int(batch["index"][u])], dtype=np.int64),
                     "seq": np.array([seq], dtype=np.int64),
-                    "payload": np.array([pickle.dumps(payload, protocol=5)], dtype=object),
+                    "meta": np.array([pickle.dumps(meta, protocol=5)], dtype=object),
+                    "ids": np.ascontiguousarray(ids, dtype=np.uint32)[None, :],
                 }
 
 
@@ -122,7 +125,8 @@ def _rows(ds: Any, skip_before: int, want_bytes: bool) -> Iterator[Encoded]:
         if key <= last:
             raise PrepareError(f"Ray returned chunk {key} after {last}: input order was not preserved")
         last = key
-        source, flags, val, nbytes, empty, ids, lengths, text_bytes = pickle.loads(row["payload"])
+        source, flags, val, nbytes, empty, lengths, text_bytes = pickle.loads(row["meta"])
+        ids = np.asarray(row["ids"], dtype=np.uint32).reshape(-1)
         n = len(flags)
         first_item = item
         item += n
