@@ -26,7 +26,9 @@ def init_ray(workers: int, address: str | None, data: bool = False) -> Any:
     caller already called ``ray.init`` with their own settings. Returns ``ray``."""
     ray = ray_module(data)
     if not ray.is_initialized():
-        quiet = dict(ignore_reinit_error=True, log_to_driver=False, logging_level=logging.WARNING)
+        # Ray's notices about its own set-up (token authentication, say) are not the user's
+        # concern here; its errors still show
+        quiet = dict(ignore_reinit_error=True, log_to_driver=False, logging_level=logging.ERROR)
         if address:
             ray.init(address=address, **quiet)
         else:

@@ -40,7 +40,12 @@ def test_ray_writes_the_same_bytes_as_the_local_engine(cluster, name, tmp_path, 
     tokenforge.prepare(inputs[:1], tok, tmp_path / "l1", **opts)
     theirs = ray.data.DataContext.get_current()
     settings = (theirs.execution_options.preserve_order, theirs.target_max_block_size)
+    import logging
+
+    data_log = logging.getLogger("ray.data")
+    log_level = data_log.level
     tokenforge.prepare(inputs[:1], tok, tmp_path / "r1", engine="ray", **opts)
+    assert data_log.level == log_level  # Ray Data's notices were quiet during the run only
     assert _files(tmp_path / "l1") == _files(tmp_path / "r1")
     # the run used its own copy of Ray Data's settings: the caller's are as they were
     assert ray.data.DataContext.get_current() is theirs

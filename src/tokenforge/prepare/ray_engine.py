@@ -15,6 +15,7 @@ the driver process and are prepared with the local engine.
 
 from __future__ import annotations
 
+import logging
 import pickle
 from typing import Any, Iterator
 
@@ -91,6 +92,11 @@ def ray_batches(tok: Any, workers: int, sources: list[Source], opts: ReadOptions
         ds = ray.data.from_items(rows, override_num_blocks=max(len(rows), 1))
         ds = ds.map_batches(_UnitEncoder, fn_constructor_args=(pickle.dumps(tok, protocol=5), sources, opts, want_bytes),
                             batch_size=1, compute=ray.data.ActorPoolStrategy(size=size), num_cpus=1)
+    # Ray Data's own notices (progress bars off, "execution finished") are not the user's
+    # concern: tokenforge reports the run; its warnings and errors still show.
+    data_log = logging.getLogger("ray.data")
+    level = data_log.level
+    data_log.setLevel(max(logging.ERROR, level))
     try:
         yield from _rows(ds, skip_before, want_bytes)
     except Exception as exc:
@@ -98,6 +104,8 @@ def ray_batches(tok: Any, workers: int, sources: list[Source], opts: ReadOptions
         if cause is not None:  # an input error raised inside an actor: the same error as locally
             raise cause from None
         raise
+    finally:
+        data_log.setLevel(level)
 
 
 def _tokenforge_cause(exc: BaseException) -> BaseException | None:
