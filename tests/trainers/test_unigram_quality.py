@@ -269,3 +269,18 @@ def test_train_unigram_counts_line_ends_and_uses_them(tmp_path, monkeypatch):
     monkeypatch.setattr(UnigramTrainer, "train_from_counts", spy)
     tokenforge.train_unigram([path], vocab_size=60, show_progress=False, workers=2)
     assert dict(seen["line_ends"]) == dict(want)
+
+
+@pytest.mark.parametrize("kind", ENGINES)
+def test_seeds_use_sentencepieces_digits_and_script_table(kind):
+    """As sentencepiece's trainer: with split_digits only 0-9 and ０-９ stand alone (an
+    Arabic-Indic digit keeps its script and joins Arabic letters), and a character its older
+    script table does not list (CJK extension U+4DB6) is Common, so it does not join Han."""
+    words = [("▁ب٣ب٣", 5), ("▁x1x1", 5), ("▁中\u4db6中\u4db6", 5)]
+    trainer = UnigramTrainer(vocab_size=1000, character_coverage=1.0, show_progress=False)
+    required = trainer._required(count_chars(words))
+    strs, _ = tu.seed_pieces(words, required, 16, 10**6, split_digits=True, engine=_engine(kind, words, None))
+    seeds = set(strs)
+    assert "ب٣" in seeds  # not a digit for sentencepiece: part of the Arabic run
+    assert not any("1" in s and len(s) > 1 for s in seeds)  # an ASCII digit always stands alone
+    assert not any("中" in s and "\u4db6" in s for s in seeds)  # Han and Common never mix

@@ -69,7 +69,6 @@ import math
 import os
 import re
 import time
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -82,7 +81,7 @@ from ..models.unigram import Unigram
 from ..progress import Progress
 from ..sentencepiece.constants import SPACE, UNK_CHAR, PieceType, byte_piece, f32
 from . import NoTrainingDataError, check_vocab_size
-from .coverage import SCRIPTS, count_chars, required_chars, script_of
+from .coverage import SCRIPTS, count_chars, required_chars, spm_digit, spm_script
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -100,8 +99,9 @@ _SCRIPT_IDS = {name: i for i, name in enumerate(SCRIPTS)}
 
 
 def _script_of(ch: str) -> int:
-    """Script id of a character for the seed engines (:func:`.coverage.script_of`); -2 = Inherited."""
-    name = script_of(ch)
+    """Script id of a character for the seed engines, as sentencepiece's own table has it
+    (:func:`.coverage.spm_script`); -2 = Inherited."""
+    name = spm_script(ch)
     return _INHERITED if name == "Inherited" else _SCRIPT_IDS.get(name, len(SCRIPTS))
 
 
@@ -115,10 +115,6 @@ def _lead_byte(cp: int) -> int:
     if cp < 0x10000:
         return 0xE0 | (cp >> 12)
     return 0xF0 | (cp >> 18)
-
-
-def _is_decimal(ch: str) -> bool:
-    return unicodedata.decimal(ch, None) is not None
 
 
 @dataclass
@@ -341,7 +337,7 @@ def seed_pieces(
     keys = [ord(ch) for ch in chars]
     scripts = [_script_of(ch) for ch in chars]
     flags = bytes(
-        (1 if _is_decimal(ch) else 0) | (2 if ch in (" ", UNK_CHAR, "\x00") else 0) | (4 if ch == SPACE else 0)
+        (1 if spm_digit(ch) else 0) | (2 if ch in (" ", UNK_CHAR, "\x00") else 0) | (4 if ch == SPACE else 0)
         for ch in chars
     )
     if engine is None:
