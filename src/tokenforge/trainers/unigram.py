@@ -81,6 +81,9 @@ from ..models.unigram import Unigram
 from ..progress import Progress
 from ..sentencepiece.constants import SPACE, UNK_CHAR, PieceType, byte_piece, f32
 from . import NoTrainingDataError, check_vocab_size
+# the first UTF-8 byte of a code point: what sentencepiece's byte-level suffix array tells
+# continuations apart by
+from ..sentencepiece.normalizer import _lead_byte
 from .coverage import SCRIPTS, count_chars, required_chars, spm_digit, spm_script
 
 if TYPE_CHECKING:
@@ -103,18 +106,6 @@ def _script_of(ch: str) -> int:
     (:func:`.coverage.spm_script`); -2 = Inherited."""
     name = spm_script(ch)
     return _INHERITED if name == "Inherited" else _SCRIPT_IDS.get(name, len(SCRIPTS))
-
-
-def _lead_byte(cp: int) -> int:
-    """The first UTF-8 byte of code point ``cp`` (what sentencepiece's byte-level suffix array
-    tells continuations apart by)."""
-    if cp < 0x80:
-        return cp
-    if cp < 0x800:
-        return 0xC0 | (cp >> 6)
-    if cp < 0x10000:
-        return 0xE0 | (cp >> 12)
-    return 0xF0 | (cp >> 18)
 
 
 @dataclass
