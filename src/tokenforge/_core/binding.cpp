@@ -896,8 +896,76 @@ inline PyObject* SpmNormalizer_normalize_spans(SpmNormalizerObject* self, PyObje
   return Py_BuildValue("(NN)", s, b);
 }
 
+// A dict {word: count} of a first-seen-order table, or nullptr with an exception set.
+inline PyObject* word_dict(const tf::spm::WordTable& table) {
+  PyObject* d = PyDict_New();
+  if (!d) return nullptr;
+  for (size_t k = 0; k < table.size(); ++k) {
+    PyObject* key = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, table.word(k), (Py_ssize_t)table.length(k));
+    PyObject* val = key ? PyLong_FromUnsignedLongLong(table.count(k)) : nullptr;
+    if (!val || PyDict_SetItem(d, key, val) < 0) {
+      Py_XDECREF(key);
+      Py_XDECREF(val);
+      Py_DECREF(d);
+      return nullptr;
+    }
+    Py_DECREF(key);
+    Py_DECREF(val);
+  }
+  return d;
+}
+
+// count_lines(lines: list[str], max_line_bytes: int, line_ends: bool)
+//   -> (dict[str, int], dict[str, int] | None, int): spm::count_words over the lines.
+inline PyObject* SpmNormalizer_count_lines(SpmNormalizerObject* self, PyObject* args) {
+  if (!normalizer_ready(self)) return nullptr;
+  PyObject* lines;
+  long long max_bytes;
+  int want_ends;
+  if (!PyArg_ParseTuple(args, "O!Lp", &PyList_Type, &lines, &max_bytes, &want_ends)) return nullptr;
+  if (max_bytes < 0) {
+    PyErr_SetString(PyExc_ValueError, "count_lines: max_line_bytes must be >= 0 (0: no limit)");
+    return nullptr;
+  }
+  std::vector<uint32_t> text, one;
+  std::vector<size_t> bounds;
+  tf::spm::WordCounts counts;
+  try {
+    // The list is read whole before the GIL is released (nothing else can change it then).
+    const Py_ssize_t n = PyList_GET_SIZE(lines);
+    bounds.reserve((size_t)n + 1);
+    bounds.push_back(0);
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(lines); ++k) {
+      if (!u32_of(PyList_GET_ITEM(lines, k), one)) return nullptr;
+      text.insert(text.end(), one.begin(), one.end());
+      bounds.push_back(text.size());
+    }
+  } catch (const std::exception&) {
+    return PyErr_NoMemory();
+  }
+  const tf::spm::Normalizer& impl = *self->impl;
+  if (!run_released(text.size() >= tf::spm::RELEASE_GIL_AT, [&] {
+        tf::spm::count_words(impl, text.data(), bounds, (size_t)max_bytes, want_ends != 0, counts);
+      }))
+    return nullptr;
+  PyObject* words = word_dict(counts.words);
+  if (!words) return nullptr;
+  PyObject* ends = Py_None;
+  if (want_ends) {
+    ends = word_dict(counts.ends);
+    if (!ends) { Py_DECREF(words); return nullptr; }
+  } else {
+    Py_INCREF(ends);
+  }
+  return Py_BuildValue("(NNK)", words, ends, (unsigned long long)counts.skipped);
+}
+
 inline PyMethodDef SpmNormalizer_methods[] = {
     {"normalize", (PyCFunction)SpmNormalizer_normalize, METH_O, "sentencepiece's normalization of a str."},
+    {"count_lines", (PyCFunction)SpmNormalizer_count_lines, METH_VARARGS,
+     "count_lines(lines, max_line_bytes, line_ends): the counts of the U+2581-words of the normalized lines "
+     "(first seen first), of the last word of each line (or None), and how many lines were over "
+     "max_line_bytes UTF-8 bytes (0: no limit) and skipped."},
     {"normalize_spans", (PyCFunction)SpmNormalizer_normalize_spans, METH_O,
      "sentencepiece's normalization of a str, with the input range of each output character."},
     {nullptr, nullptr, 0, nullptr},

@@ -1,5 +1,7 @@
 #include "spm_normalizer.h"
 
+#include <algorithm>
+
 #include <cstring>
 #include <utility>
 
@@ -142,6 +144,78 @@ void Normalizer::normalize(const uint32_t* text, size_t n, U32& out, std::vector
       out.pop_back();
       if (spans) spans->resize(spans->size() - 2);
     }
+}
+
+namespace {
+
+size_t utf8_length(const uint32_t* text, size_t n) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t c = text[i];
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+  }
+  return bytes;
+}
+
+}  // namespace
+
+void WordTable::grow() {
+  const size_t cap = slots_.empty() ? 1024 : 2 * slots_.size();
+  std::vector<Slot> fresh(cap, Slot{0, kEmpty});
+  for (const Slot& s : slots_) {
+    if (s.entry == kEmpty) continue;
+    size_t i = s.hash & (cap - 1);
+    while (fresh[i].entry != kEmpty) i = (i + 1) & (cap - 1);
+    fresh[i] = s;
+  }
+  slots_.swap(fresh);
+}
+
+void WordTable::add(const uint32_t* w, size_t n) {
+  if (2 * (count_.size() + 1) > slots_.size()) grow();  // at most half full
+  const uint64_t h = hash_u32(w, n);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    Slot& s = slots_[i];
+    if (s.entry == kEmpty) {
+      s.hash = h;
+      s.entry = count_.size();
+      pool_.insert(pool_.end(), w, w + n);
+      start_.push_back(pool_.size());
+      count_.push_back(1);
+      return;
+    }
+    if (s.hash == h && length(s.entry) == n && std::equal(w, w + n, word(s.entry))) {
+      ++count_[s.entry];
+      return;
+    }
+  }
+}
+
+void count_words(const Normalizer& norm, const uint32_t* text, const std::vector<size_t>& bounds,
+                 size_t max_line_bytes, bool line_ends, WordCounts& out) {
+  U32 line;
+  for (size_t k = 0; k + 1 < bounds.size(); ++k) {
+    const uint32_t* at = text + bounds[k];
+    const size_t n = bounds[k + 1] - bounds[k];
+    if (max_line_bytes && (n > max_line_bytes || (4 * n > max_line_bytes && utf8_length(at, n) > max_line_bytes))) {
+      ++out.skipped;
+      continue;
+    }
+    if (n == 0) continue;
+    norm.normalize(at, n, line);
+    if (line.empty()) continue;
+    const uint32_t* s = reinterpret_cast<const uint32_t*>(line.data());
+    const size_t len = line.size();
+    size_t start = 0;
+    for (size_t i = 1; i <= len; ++i) {
+      if (i == len || s[i] == kWordBoundary) {
+        out.words.add(s + start, i - start);
+        if (i == len && line_ends) out.ends.add(s + start, i - start);
+        start = i;
+      }
+    }
+  }
 }
 
 }  // namespace spm

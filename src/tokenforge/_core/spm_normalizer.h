@@ -152,5 +152,46 @@ class Normalizer {
   size_t udf_max_ = 0;
 };
 
+// Code-point strings and how often each was added, in the order first added: open
+// addressing over (hash, entry) slots, the strings stored one after another in one pool
+// (no allocation per word, one cache line to compare).
+class WordTable {
+ public:
+  void add(const uint32_t* w, size_t n);
+  size_t size() const { return count_.size(); }
+  const uint32_t* word(size_t k) const { return pool_.data() + start_[k]; }
+  size_t length(size_t k) const { return start_[k + 1] - start_[k]; }
+  uint64_t count(size_t k) const { return count_[k]; }
+
+ private:
+  static constexpr size_t kEmpty = SIZE_MAX;
+  struct Slot {
+    uint64_t hash;
+    size_t entry;
+  };
+  void grow();
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> pool_;
+  std::vector<size_t> start_{0};  // entry k is pool_[start_[k], start_[k + 1])
+  std::vector<uint64_t> count_;
+};
+
+// The pre-token counts sentencepiece's trainers start from: each line normalized, then cut
+// before every U+2581 (text before the first one is a word of its own); lines that normalize
+// to nothing add nothing. A line of more than max_line_bytes UTF-8 bytes as read (0: no
+// limit; a lone surrogate counts 3 bytes) is skipped, as sentencepiece's trainer skips a
+// sentence over --max_sentence_length. Words are kept in the order first seen, so merging
+// blocks in file order gives the same table as counting line by line (the Python reference:
+// LineSplitter._count_lines_py in trainers/counting.py).
+struct WordCounts {
+  WordTable words;  // every word
+  WordTable ends;   // the last word of each line (when asked)
+  uint64_t skipped = 0;  // lines over max_line_bytes
+};
+
+// text holds the lines one after another: line k is text[bounds[k], bounds[k + 1]).
+void count_words(const Normalizer& norm, const uint32_t* text, const std::vector<size_t>& bounds,
+                 size_t max_line_bytes, bool line_ends, WordCounts& out);
+
 }  // namespace spm
 }  // namespace tf

@@ -384,6 +384,10 @@ class LineSplitter:
     with ``line_independent``): runs of more than this many bytes that hold no
     break (line break, white space and, for BERT's pre-tokenizer, punctuation
     and CJK ideographs) are skipped. :meth:`count` returns how many were.
+
+    SentencePiece's splitter (its normalizer, then a cut before every ``▁``) counts a
+    batch of lines in one native call (``SpmNormalizer.count_lines``: normalize, cut and
+    count without the GIL, about 6x the Python loop, which stays as its reference).
     """
 
     def __init__(self, normalizer: dict | None, pre_tokenizer: dict | None, line_independent: bool = False,
@@ -403,6 +407,7 @@ class LineSplitter:
         if not line_independent and self.max_word_bytes is not None:
             raise TrainingError("max_word_bytes needs line_independent=True")
         self._norm = self._pre = None
+        self._native_count = None
         self._ready = False
 
     def __getstate__(self):
@@ -448,6 +453,7 @@ class LineSplitter:
 
         self._norm = normalizer_from_dict(self.normalizer_dict)
         self._pre = pre_tokenizer_from_dict(self.pre_dict)
+        self._native_count = self._native_word_counter()
         cls = self.breaks()
         self._first_break = re.compile(f"[{cls}]")
         self._last_break = regex.compile(f"(?r)[{cls}]")
@@ -461,6 +467,21 @@ class LineSplitter:
             for c in range(128):
                 self._ascii_breaks[c] = self._first_break.match(chr(c)) is not None
         self._ready = True
+
+    def _native_word_counter(self):
+        """The native core's ``count_lines`` when this splitter is sentencepiece's (its
+        normalizer, then a cut before every ``▁``): it normalizes, cuts and counts a whole
+        batch of lines in one call without the GIL. None otherwise (and on the Python backend)."""
+        from ..pretokenizers import Split
+        from ..sentencepiece.constants import SPACE
+        from ..sentencepiece.normalizer import SentencePieceNormalizer
+
+        if self.line_independent or not isinstance(self._norm, SentencePieceNormalizer):
+            return None
+        if self.pre_dict != Split(SPACE, "merged_with_next", regex_pattern=False).to_dict():
+            return None
+        native = self._norm.native_normalizer()
+        return None if native is None else native.count_lines
 
     def _drop_long_runs(self, block: str) -> tuple[str, int]:
         """``block`` without its runs longer than ``max_word_bytes``, and how many there were."""
@@ -499,6 +520,21 @@ class LineSplitter:
                 block = norm.normalize_str(block)
             _add(counts, Counter(pre.split(block)))
             return skipped
+        if self._native_count is not None:
+            words, line_ends, skipped = self._native_count(lines if isinstance(lines, list) else list(lines),
+                                                           self.max_line_bytes or 0, ends is not None)
+            _add(counts, words)
+            if ends is not None:
+                _add(ends, line_ends)
+            return skipped
+        return self._count_lines_py(lines, counts, ends)
+
+    def _count_lines_py(self, lines: Iterable[str], counts: Counter, ends: Counter | None = None) -> int:
+        """:meth:`count` line by line in Python (the reference of the native ``count_lines``)."""
+        if not self._ready:
+            self._build()
+        norm, pre = self._norm, self._pre
+        skipped = 0
         limit = self.max_line_bytes
         for line in lines:
             if limit is not None and _over(line, limit):

@@ -1,0 +1,114 @@
+"""The native word counter of the SentencePiece trainers against the Python reference.
+
+``train_unigram`` and ``train_sentencepiece_bpe`` count ``▁``-words of normalized lines;
+the native core does a whole batch of lines in one call (``SpmNormalizer.count_lines``).
+It must give the reference's counts, line-end counts, skipped-line count and the order in
+which words were first seen (the trainers' inputs), for every normalization rule.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenforge import _native, pretokenizers
+from tokenforge.corpus import embedded_corpus
+from tokenforge.sentencepiece.constants import SPACE
+from tokenforge.sentencepiece.normalizer import SentencePieceNormalizer
+from tokenforge.trainers.counting import LineSplitter, count_lines
+
+pytestmark = pytest.mark.skipif(not _native.available(), reason="the native core is not built")
+
+RULES = ("nmt_nfkc", "identity", "nmt_nfkc_cf", "nfkc")
+
+# letters, spaces of several kinds, the word mark itself, fullwidth and compatibility forms,
+# combining marks, CJK, RTL, emoji with ZWJ, control characters and a lone surrogate
+ALPHABET = st.sampled_from(list("ab Zé\u00a0\u3000\t▁ＡＢ１ﬁ①\u0301\u200d中文字あア한\u05d0\u0627🙂👨\x00\x07\x7f") + ["\ud800"])
+
+
+def _corpus_text() -> str:
+    """The embedded corpus: every language's training text."""
+    return "".join(lang.train.read_text(encoding="utf-8") for lang in embedded_corpus())
+
+
+def _splitter(rules: str, **kw) -> LineSplitter:
+    pre = pretokenizers.Split(SPACE, "merged_with_next", regex_pattern=False)
+    return LineSplitter(SentencePieceNormalizer(rules).to_dict(), pre.to_dict(), **kw)
+
+
+def _both(splitter: LineSplitter, lines: list[str]):
+    native = (Counter(), Counter() if splitter.line_ends else None)
+    ref = (Counter(), Counter() if splitter.line_ends else None)
+    k_native = splitter.count(lines, *native)
+    k_ref = splitter._count_lines_py(lines, *ref)
+    return (native, k_native), (ref, k_ref)
+
+
+def _assert_same(native, ref):
+    (counts, ends), skipped = native
+    (ref_counts, ref_ends), ref_skipped = ref
+    assert counts == ref_counts
+    assert list(counts) == list(ref_counts)  # first-seen order: the trainers' input order
+    assert skipped == ref_skipped
+    if ref_ends is not None:
+        assert ends == ref_ends
+        assert list(ends) == list(ref_ends)
+
+
+def test_the_sentencepiece_splitter_counts_natively():
+    splitter = _splitter("nmt_nfkc")
+    splitter.count([], Counter())
+    assert splitter._native_count is not None
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_native_counts_equal_the_reference_on_the_embedded_corpus(rules):
+    lines = _corpus_text().splitlines()
+    assert len(lines) > 1000
+    native, ref = _both(_splitter(rules, max_line_bytes=4192, line_ends=True), lines)
+    _assert_same(native, ref)
+    assert sum(native[0][0].values()) > 10000
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.text(ALPHABET, max_size=30), max_size=12), rules=st.sampled_from(RULES),
+       limit=st.sampled_from([None, 1, 5, 12]), line_ends=st.booleans())
+def test_native_counts_equal_the_reference_on_any_lines(lines, rules, limit, line_ends):
+    native, ref = _both(_splitter(rules, max_line_bytes=limit, line_ends=line_ends), lines)
+    _assert_same(native, ref)
+
+
+def test_edge_lines():
+    lines = ["", " ", "   ", "▁", "▁▁x▁", "a▁b", "  two  spaces  ", "\ud800", "x" * 5000, "é" * 2097, "é" * 2096]
+    native, ref = _both(_splitter("nmt_nfkc", max_line_bytes=4192, line_ends=True), lines)
+    _assert_same(native, ref)
+    assert native[1] == 2  # 5000 bytes, and 2097 two-byte characters (4194 bytes); 4192 bytes is kept
+    assert native[0][0]["▁" + "é" * 2096] == 1
+
+
+def test_files_count_the_same_with_any_worker_count(tmp_path):
+    text = _corpus_text()
+    path = tmp_path / "corpus.txt"
+    path.write_text(text * 3, encoding="utf-8")
+    splitter = _splitter("nmt_nfkc", max_line_bytes=4192, line_ends=True)
+    one = count_lines([path], splitter, workers=1, chunk_bytes=1 << 16)
+    two = count_lines([path], splitter, workers=2, chunk_bytes=1 << 16)
+    ref, ref_ends = Counter(), Counter()
+    splitter._count_lines_py(text.splitlines() * 3, ref, ref_ends)
+    assert one == two == ref
+    assert list(one) == list(ref)  # in file order (workers hand back ranges as they finish)
+    assert one.line_ends == two.line_ends == ref_ends
+
+
+def test_bad_arguments_raise():
+    native = SentencePieceNormalizer("nmt_nfkc").native_normalizer()
+    with pytest.raises(TypeError):
+        native.count_lines(["ok", 3], 0, False)
+    with pytest.raises(TypeError):
+        native.count_lines("not a list", 0, False)
+    with pytest.raises(ValueError, match="max_line_bytes"):
+        native.count_lines(["ok"], -1, False)
+    assert native.count_lines([], 0, True) == ({}, {}, 0)
