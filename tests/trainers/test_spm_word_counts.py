@@ -1,7 +1,8 @@
 """The native word counter of the SentencePiece trainers against the Python reference.
 
 ``train_unigram`` and ``train_sentencepiece_bpe`` count ``▁``-words of normalized lines;
-the native core does a whole batch of lines in one call (``SpmNormalizer.count_lines``).
+the native core does a whole batch of lines in one call (``_core.WordCounter``), and worker
+processes hand their counts to the parent as its packed bytes.
 It must give the reference's counts, line-end counts, skipped-line count and the order in
 which words were first seen (the trainers' inputs), for every normalization rule.
 """
@@ -61,7 +62,8 @@ def _assert_same(native, ref):
 def test_the_sentencepiece_splitter_counts_natively():
     splitter = _splitter("nmt_nfkc")
     splitter.count([], Counter())
-    assert splitter._native_count is not None
+    assert splitter._spm_native is not None
+    assert splitter.new_counter() is not None
 
 
 @pytest.mark.parametrize("rules", RULES)
@@ -103,12 +105,40 @@ def test_files_count_the_same_with_any_worker_count(tmp_path):
     assert one.line_ends == two.line_ends == ref_ends
 
 
+def test_packed_counts_merge_to_the_same_table():
+    splitter = _splitter("nmt_nfkc", max_line_bytes=4192, line_ends=True)
+    lines = _corpus_text().splitlines()
+    half = len(lines) // 2
+    whole, first, second = splitter.new_counter(), splitter.new_counter(), splitter.new_counter()
+    assert splitter.count_into(whole, lines) == splitter.count_into(first, lines[:half]) + splitter.count_into(
+        second, lines[half:])
+    merged = splitter.new_counter()
+    merged.merge(first.pack())
+    merged.merge(second.pack())
+    assert merged.to_dicts() == whole.to_dicts()
+    assert [list(d) for d in merged.to_dicts()] == [list(d) for d in whole.to_dicts()]
+    assert len(merged) == len(whole.to_dicts()[0]) > 1000
+
+
 def test_bad_arguments_raise():
-    native = SentencePieceNormalizer("nmt_nfkc").native_normalizer()
+    from tokenforge import _native
+
+    normalizer = SentencePieceNormalizer("nmt_nfkc").native_normalizer()
+    counter = _native.core().WordCounter()
     with pytest.raises(TypeError):
-        native.count_lines(["ok", 3], 0, False)
+        counter.add_lines(normalizer, ["ok", 3], 0, False)
     with pytest.raises(TypeError):
-        native.count_lines("not a list", 0, False)
+        counter.add_lines(normalizer, "not a list", 0, False)
+    with pytest.raises(TypeError):
+        counter.add_lines("not a normalizer", ["ok"], 0, False)
     with pytest.raises(ValueError, match="max_line_bytes"):
-        native.count_lines(["ok"], -1, False)
-    assert native.count_lines([], 0, True) == ({}, {}, 0)
+        counter.add_lines(normalizer, ["ok"], -1, False)
+    assert counter.to_dicts() == ({}, {})
+    counter.add_lines(normalizer, ["a b", "a"], 0, True)
+    packed = counter.pack()
+    for bad in (b"", b"\x01", packed[:-1], packed[:8] + b"\xff" * 3, b"\xff" * 16):
+        with pytest.raises(ValueError, match="pack"):
+            _native.core().WordCounter().merge(bad)
+    with pytest.raises(TypeError):
+        counter.merge("not bytes")
+    assert counter.to_dicts() == ({"▁a": 2, "▁b": 1}, {"▁b": 1, "▁a": 1})

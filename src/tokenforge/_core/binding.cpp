@@ -915,25 +915,61 @@ inline PyObject* word_dict(const tf::spm::WordTable& table) {
   return d;
 }
 
-// count_lines(lines: list[str], max_line_bytes: int, line_ends: bool)
-//   -> (dict[str, int], dict[str, int] | None, int): spm::count_words over the lines.
-inline PyObject* SpmNormalizer_count_lines(SpmNormalizerObject* self, PyObject* args) {
-  if (!normalizer_ready(self)) return nullptr;
-  PyObject* lines;
+inline PyMethodDef SpmNormalizer_methods[] = {
+    {"normalize", (PyCFunction)SpmNormalizer_normalize, METH_O, "sentencepiece's normalization of a str."},
+    {"normalize_spans", (PyCFunction)SpmNormalizer_normalize_spans, METH_O,
+     "sentencepiece's normalization of a str, with the input range of each output character."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+inline PyTypeObject SpmNormalizerType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// --- WordCounter: the SentencePiece trainers' word counts (spm::WordCounts) -------------------
+
+// Mutable, unlike the other types: `lock` keeps two threads from using one counter at once
+// (add_lines counts with the GIL released).
+struct WordCounterObject {
+  PyObject_HEAD
+  tf::spm::WordCounts* impl;
+  std::mutex* lock;
+};
+
+inline PyObject* WordCounter_new(PyTypeObject* type, PyObject*, PyObject*) {
+  auto* self = (WordCounterObject*)type->tp_alloc(type, 0);
+  if (!self) return nullptr;
+  self->impl = new (std::nothrow) tf::spm::WordCounts();
+  self->lock = new (std::nothrow) std::mutex();
+  if (!self->impl || !self->lock) {
+    Py_DECREF(self);
+    return PyErr_NoMemory();
+  }
+  return (PyObject*)self;
+}
+
+inline void WordCounter_dealloc(WordCounterObject* self) {
+  delete self->impl;
+  delete self->lock;
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+// add_lines(normalizer, lines: list[str], max_line_bytes: int, line_ends: bool) -> int:
+// spm::count_words over the lines, into this table; returns how many lines were skipped.
+inline PyObject* WordCounter_add_lines(WordCounterObject* self, PyObject* args) {
+  PyObject *norm, *lines;
   long long max_bytes;
   int want_ends;
-  if (!PyArg_ParseTuple(args, "O!Lp", &PyList_Type, &lines, &max_bytes, &want_ends)) return nullptr;
+  if (!PyArg_ParseTuple(args, "O!O!Lp", &SpmNormalizerType, &norm, &PyList_Type, &lines, &max_bytes, &want_ends))
+    return nullptr;
+  auto* ns = (SpmNormalizerObject*)norm;
+  if (!normalizer_ready(ns)) return nullptr;
   if (max_bytes < 0) {
-    PyErr_SetString(PyExc_ValueError, "count_lines: max_line_bytes must be >= 0 (0: no limit)");
+    PyErr_SetString(PyExc_ValueError, "add_lines: max_line_bytes must be >= 0 (0: no limit)");
     return nullptr;
   }
   std::vector<uint32_t> text, one;
   std::vector<size_t> bounds;
-  tf::spm::WordCounts counts;
   try {
-    // The list is read whole before the GIL is released (nothing else can change it then).
-    const Py_ssize_t n = PyList_GET_SIZE(lines);
-    bounds.reserve((size_t)n + 1);
+    // read whole before the GIL is released (no Python code runs while reading it)
     bounds.push_back(0);
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(lines); ++k) {
       if (!u32_of(PyList_GET_ITEM(lines, k), one)) return nullptr;
@@ -943,35 +979,92 @@ inline PyObject* SpmNormalizer_count_lines(SpmNormalizerObject* self, PyObject* 
   } catch (const std::exception&) {
     return PyErr_NoMemory();
   }
-  const tf::spm::Normalizer& impl = *self->impl;
-  if (!run_released(text.size() >= tf::spm::RELEASE_GIL_AT, [&] {
-        tf::spm::count_words(impl, text.data(), bounds, (size_t)max_bytes, want_ends != 0, counts);
+  tf::spm::WordCounts& counts = *self->impl;
+  uint64_t skipped = 0;
+  if (!run_released(true, [&] {
+        std::lock_guard<std::mutex> hold(*self->lock);
+        const uint64_t before = counts.skipped;
+        tf::spm::count_words(*ns->impl, text.data(), bounds, (size_t)max_bytes, want_ends != 0, counts);
+        skipped = counts.skipped - before;
       }))
     return nullptr;
-  PyObject* words = word_dict(counts.words);
-  if (!words) return nullptr;
-  PyObject* ends = Py_None;
-  if (want_ends) {
-    ends = word_dict(counts.ends);
-    if (!ends) { Py_DECREF(words); return nullptr; }
-  } else {
-    Py_INCREF(ends);
-  }
-  return Py_BuildValue("(NNK)", words, ends, (unsigned long long)counts.skipped);
+  return PyLong_FromUnsignedLongLong(skipped);
 }
 
-inline PyMethodDef SpmNormalizer_methods[] = {
-    {"normalize", (PyCFunction)SpmNormalizer_normalize, METH_O, "sentencepiece's normalization of a str."},
-    {"count_lines", (PyCFunction)SpmNormalizer_count_lines, METH_VARARGS,
-     "count_lines(lines, max_line_bytes, line_ends): the counts of the U+2581-words of the normalized lines "
-     "(first seen first), of the last word of each line (or None), and how many lines were over "
-     "max_line_bytes UTF-8 bytes (0: no limit) and skipped."},
-    {"normalize_spans", (PyCFunction)SpmNormalizer_normalize_spans, METH_O,
-     "sentencepiece's normalization of a str, with the input range of each output character."},
+// pack() -> bytes: both tables, for merge() in another process.
+inline PyObject* WordCounter_pack(WordCounterObject* self, PyObject*) {
+  std::string out;
+  std::lock_guard<std::mutex> hold(*self->lock);
+  try {
+    std::string words;
+    self->impl->words.pack(words);
+    const uint64_t n = words.size();
+    out.append((const char*)&n, sizeof n);
+    out += words;
+    self->impl->ends.pack(out);
+  } catch (const std::exception&) {
+    return PyErr_NoMemory();
+  }
+  return PyBytes_FromStringAndSize(out.data(), (Py_ssize_t)out.size());
+}
+
+// merge(packed: bytes) -> None: adds the counts of another counter's pack().
+inline PyObject* WordCounter_merge(WordCounterObject* self, PyObject* arg) {
+  Py_buffer buf;
+  if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0) return nullptr;
+  const auto* p = (const uint8_t*)buf.buf;
+  const size_t n = (size_t)buf.len;
+  bool ok = false;
+  std::lock_guard<std::mutex> hold(*self->lock);
+  try {
+    uint64_t nw = 0;
+    if (n >= sizeof nw) {
+      std::memcpy(&nw, p, sizeof nw);
+      ok = nw <= n - sizeof nw && self->impl->words.merge_packed(p + sizeof nw, (size_t)nw) &&
+           self->impl->ends.merge_packed(p + sizeof nw + nw, n - sizeof nw - (size_t)nw);
+    }
+  } catch (const std::exception&) {
+    PyBuffer_Release(&buf);
+    return PyErr_NoMemory();
+  }
+  PyBuffer_Release(&buf);
+  if (!ok) {
+    PyErr_SetString(PyExc_ValueError, "WordCounter.merge: not the bytes of WordCounter.pack()");
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
+// to_dicts() -> (dict[str, int], dict[str, int]): every word, and the last word of each line,
+// with their counts, first seen first.
+inline PyObject* WordCounter_to_dicts(WordCounterObject* self, PyObject*) {
+  std::lock_guard<std::mutex> hold(*self->lock);
+  PyObject* words = word_dict(self->impl->words);
+  if (!words) return nullptr;
+  PyObject* ends = word_dict(self->impl->ends);
+  if (!ends) { Py_DECREF(words); return nullptr; }
+  return Py_BuildValue("(NN)", words, ends);
+}
+
+inline Py_ssize_t WordCounter_len(WordCounterObject* self) {
+  std::lock_guard<std::mutex> hold(*self->lock);
+  return (Py_ssize_t)self->impl->words.size();
+}
+
+inline PyMethodDef WordCounter_methods[] = {
+    {"add_lines", (PyCFunction)WordCounter_add_lines, METH_VARARGS,
+     "add_lines(normalizer, lines, max_line_bytes, line_ends): count the U+2581-words of the normalized lines "
+     "(and, with line_ends, the last word of each line); lines over max_line_bytes UTF-8 bytes (0: no limit) "
+     "are skipped; returns how many were."},
+    {"pack", (PyCFunction)WordCounter_pack, METH_NOARGS, "The counts as bytes, for merge()."},
+    {"merge", (PyCFunction)WordCounter_merge, METH_O, "Add the counts of another counter's pack()."},
+    {"to_dicts", (PyCFunction)WordCounter_to_dicts, METH_NOARGS,
+     "(words, line ends): dicts of counts, first seen first."},
     {nullptr, nullptr, 0, nullptr},
 };
 
-inline PyTypeObject SpmNormalizerType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+inline PySequenceMethods WordCounter_as_sequence = {};
+inline PyTypeObject WordCounterType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 // --- SpmBPE ----------------------------------------------------------------------------
 
@@ -1794,6 +1887,15 @@ inline int add_types(PyObject* m) {
   SpmUnigramType.tp_dealloc = (destructor)SpmUnigram_dealloc;
   SpmUnigramType.tp_methods = SpmUnigram_methods;
   SpmUnigramType.tp_getset = SpmUnigram_getset;
+  WordCounter_as_sequence.sq_length = (lenfunc)WordCounter_len;
+  WordCounterType.tp_name = "tokenforge._core.WordCounter";
+  WordCounterType.tp_basicsize = sizeof(WordCounterObject);
+  WordCounterType.tp_flags = Py_TPFLAGS_DEFAULT;
+  WordCounterType.tp_doc = "WordCounter(): the word counts of SentencePiece training (add_lines, pack, merge, to_dicts).";
+  WordCounterType.tp_new = WordCounter_new;
+  WordCounterType.tp_dealloc = (destructor)WordCounter_dealloc;
+  WordCounterType.tp_methods = WordCounter_methods;
+  WordCounterType.tp_as_sequence = &WordCounter_as_sequence;
   WordPieceType.tp_name = "tokenforge._core.WordPieceEncoder";
   WordPieceType.tp_basicsize = sizeof(WordPieceObject);
   WordPieceType.tp_flags = Py_TPFLAGS_DEFAULT;
@@ -1804,8 +1906,13 @@ inline int add_types(PyObject* m) {
   WordPieceType.tp_dealloc = (destructor)WordPiece_dealloc;
   WordPieceType.tp_methods = WordPiece_methods;
   if (PyType_Ready(&SpmNormalizerType) < 0 || PyType_Ready(&SpmBPEType) < 0 || PyType_Ready(&SpmUnigramType) < 0 ||
-      PyType_Ready(&WordPieceType) < 0)
+      PyType_Ready(&WordPieceType) < 0 || PyType_Ready(&WordCounterType) < 0)
     return -1;
+  Py_INCREF(&WordCounterType);
+  if (PyModule_AddObject(m, "WordCounter", (PyObject*)&WordCounterType) < 0) {
+    Py_DECREF(&WordCounterType);
+    return -1;
+  }
   Py_INCREF(&WordPieceType);
   if (PyModule_AddObject(m, "WordPieceEncoder", (PyObject*)&WordPieceType) < 0) {
     Py_DECREF(&WordPieceType);

@@ -171,7 +171,36 @@ void WordTable::grow() {
   slots_.swap(fresh);
 }
 
-void WordTable::add(const uint32_t* w, size_t n) {
+void WordTable::pack(std::string& out) const {
+  for (size_t k = 0; k < size(); ++k) {
+    const uint32_t len = (uint32_t)length(k);
+    const uint64_t c = count_[k];
+    out.append((const char*)&len, sizeof len);
+    out.append((const char*)&c, sizeof c);
+    out.append((const char*)word(k), (size_t)len * sizeof(uint32_t));
+  }
+}
+
+bool WordTable::merge_packed(const uint8_t* p, size_t n) {
+  std::vector<uint32_t> w;
+  size_t at = 0;
+  while (at < n) {
+    uint32_t len;
+    uint64_t c;
+    if (n - at < sizeof len + sizeof c) return false;
+    std::memcpy(&len, p + at, sizeof len);
+    std::memcpy(&c, p + at + sizeof len, sizeof c);
+    at += sizeof len + sizeof c;
+    if ((n - at) / sizeof(uint32_t) < len) return false;
+    w.resize(len);
+    std::memcpy(w.data(), p + at, (size_t)len * sizeof(uint32_t));
+    at += (size_t)len * sizeof(uint32_t);
+    add(w.data(), len, c);
+  }
+  return true;
+}
+
+void WordTable::add(const uint32_t* w, size_t n, uint64_t times) {
   if (2 * (count_.size() + 1) > slots_.size()) grow();  // at most half full
   const uint64_t h = hash_u32(w, n);
   const size_t mask = slots_.size() - 1;
@@ -182,11 +211,11 @@ void WordTable::add(const uint32_t* w, size_t n) {
       s.entry = count_.size();
       pool_.insert(pool_.end(), w, w + n);
       start_.push_back(pool_.size());
-      count_.push_back(1);
+      count_.push_back(times);
       return;
     }
     if (s.hash == h && length(s.entry) == n && std::equal(w, w + n, word(s.entry))) {
-      ++count_[s.entry];
+      count_[s.entry] += times;
       return;
     }
   }

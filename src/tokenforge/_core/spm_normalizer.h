@@ -157,7 +157,12 @@ class Normalizer {
 // (no allocation per word, one cache line to compare).
 class WordTable {
  public:
-  void add(const uint32_t* w, size_t n);
+  void add(const uint32_t* w, size_t n, uint64_t times = 1);
+  // Appends the table to out: per entry a uint32 length, a uint64 count and the code points
+  // (native byte order: the bytes travel between processes of one machine).
+  void pack(std::string& out) const;
+  // Adds the entries of pack()'s bytes; false on bytes pack() cannot have written.
+  bool merge_packed(const uint8_t* p, size_t n);
   size_t size() const { return count_.size(); }
   const uint32_t* word(size_t k) const { return pool_.data() + start_[k]; }
   size_t length(size_t k) const { return start_[k + 1] - start_[k]; }

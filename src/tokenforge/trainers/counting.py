@@ -284,7 +284,12 @@ def _run_ray(tasks: list, workers: int, total: Counter, progress: Callable[[int]
             pending.append(remote.remote(nxt))
 
 
-def _add(total: Counter, counts: Counter) -> None:
+def _add(total, counts) -> None:
+    """Add ``counts`` to ``total``: Counters, or a native ``WordCounter`` and the bytes of
+    another one's ``pack()`` (the SentencePiece splitter's ranges)."""
+    if isinstance(counts, bytes):
+        total.merge(counts)
+        return
     if not total:
         total.update(counts)
         return
@@ -407,7 +412,7 @@ class LineSplitter:
         if not line_independent and self.max_word_bytes is not None:
             raise TrainingError("max_word_bytes needs line_independent=True")
         self._norm = self._pre = None
-        self._native_count = None
+        self._spm_native = None
         self._ready = False
 
     def __getstate__(self):
@@ -453,7 +458,7 @@ class LineSplitter:
 
         self._norm = normalizer_from_dict(self.normalizer_dict)
         self._pre = pre_tokenizer_from_dict(self.pre_dict)
-        self._native_count = self._native_word_counter()
+        self._spm_native = self._sentencepiece_native()
         cls = self.breaks()
         self._first_break = re.compile(f"[{cls}]")
         self._last_break = regex.compile(f"(?r)[{cls}]")
@@ -468,10 +473,10 @@ class LineSplitter:
                 self._ascii_breaks[c] = self._first_break.match(chr(c)) is not None
         self._ready = True
 
-    def _native_word_counter(self):
-        """The native core's ``count_lines`` when this splitter is sentencepiece's (its
-        normalizer, then a cut before every ``▁``): it normalizes, cuts and counts a whole
-        batch of lines in one call without the GIL. None otherwise (and on the Python backend)."""
+    def _sentencepiece_native(self):
+        """The native normalizer when this splitter is sentencepiece's (its normalizer, then
+        a cut before every ``▁``): a native ``WordCounter`` then normalizes, cuts and counts
+        whole batches of lines without the GIL. None otherwise (and on the Python backend)."""
         from ..pretokenizers import Split
         from ..sentencepiece.constants import SPACE
         from ..sentencepiece.normalizer import SentencePieceNormalizer
@@ -480,8 +485,23 @@ class LineSplitter:
             return None
         if self.pre_dict != Split(SPACE, "merged_with_next", regex_pattern=False).to_dict():
             return None
-        native = self._norm.native_normalizer()
-        return None if native is None else native.count_lines
+        return self._norm.native_normalizer()
+
+    def new_counter(self):
+        """An empty native ``WordCounter`` for :meth:`count_into`, or None when this splitter
+        does not count natively (then use :meth:`count`)."""
+        if not self._ready:
+            self._build()
+        if self._spm_native is None:
+            return None
+        from .. import _native
+
+        return _native.core().WordCounter()
+
+    def count_into(self, counter, lines: list[str]) -> int:
+        """:meth:`count` into a :meth:`new_counter` (line ends too, when this splitter counts
+        them); returns how many lines were skipped for their length."""
+        return counter.add_lines(self._spm_native, lines, self.max_line_bytes or 0, self.line_ends)
 
     def _drop_long_runs(self, block: str) -> tuple[str, int]:
         """``block`` without its runs longer than ``max_word_bytes``, and how many there were."""
@@ -520,9 +540,11 @@ class LineSplitter:
                 block = norm.normalize_str(block)
             _add(counts, Counter(pre.split(block)))
             return skipped
-        if self._native_count is not None:
-            words, line_ends, skipped = self._native_count(lines if isinstance(lines, list) else list(lines),
-                                                           self.max_line_bytes or 0, ends is not None)
+        if self._spm_native is not None:
+            counter = self.new_counter()
+            skipped = counter.add_lines(self._spm_native, lines if isinstance(lines, list) else list(lines),
+                                        self.max_line_bytes or 0, ends is not None)
+            words, line_ends = counter.to_dicts()
             _add(counts, words)
             if ends is not None:
                 _add(ends, line_ends)
@@ -663,20 +685,27 @@ def plan_line_ranges(path: Path, chunk_bytes: int = CHUNK_BYTES, cut_bytes: byte
     return ranges
 
 
-def _count_line_range(args) -> tuple[Counter, int, int, Counter | None]:
+def _count_line_range(args) -> tuple[Counter | bytes, int, int, Counter | None]:
+    """The counts of one file range: Counters, or (a splitter that counts natively) the
+    bytes of a native ``WordCounter`` holding the line ends too, for a parent one to merge."""
     path, start, end, splitter, errors, block = args
+    counter = splitter.new_counter()
     counts: Counter = Counter()
-    ends: Counter | None = Counter() if splitter.line_ends else None
+    ends: Counter | None = Counter() if splitter.line_ends and counter is None else None
     carry = _Carry(splitter)
     skipped = 0
+
+    def count(lines: list[str]) -> int:
+        return splitter.count(lines, counts, ends) if counter is None else splitter.count_into(counter, lines)
+
     for text in _text_blocks(path, start, end, errors, block):
         done = carry.feed(text)
         if done:
-            skipped += splitter.count(done.splitlines(), counts, ends)
+            skipped += count(done.splitlines())
     rest = carry.finish()
     if rest:
-        skipped += splitter.count(rest.splitlines(), counts, ends)
-    return counts, end - start, skipped + carry.skipped, ends
+        skipped += count(rest.splitlines())
+    return (counts if counter is None else counter.pack()), end - start, skipped + carry.skipped, ends
 
 
 class LineCounts(Counter):
@@ -737,16 +766,24 @@ def count_lines(
     if workers is None:
         workers = os.cpu_count() or 1
     small = sum(t[2] - t[1] for t in tasks) < _IN_PROCESS_BYTES  # not worth starting processes
+    counter = splitter.new_counter() if tasks else None  # the ranges' native counts merge here
+    into = total if counter is None else counter
     if workers <= 1 or len(tasks) <= 1 or small:
         for t in tasks:
             counts, n, k, range_ends = _count_line_range(t)
-            _add(total, counts)
+            _add(into, counts)
             if ends is not None and range_ends is not None:
                 _add(ends, range_ends)
             skipped[0] += k
             if progress:
                 progress(n)
     else:
-        _run_pool(_count_line_range, tasks, workers, total, progress, skipped, ends)
+        _run_pool(_count_line_range, tasks, workers, into, progress, skipped, ends)
+    if counter is not None:
+        words, line_ends = counter.to_dicts()
+        del counter
+        _add(total, words)
+        if ends is not None:
+            _add(ends, line_ends)
     total.skipped = skipped[0]
     return total
