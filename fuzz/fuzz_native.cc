@@ -423,6 +423,14 @@ void fuzz_spm(Reader r) {
   };
   if (counted.skipped != skipped || !same(counted.words, order, want) || !same(counted.ends, order_ends, want_ends))
     abort();
+  // packed and merged into an empty table: the same table; the raw text as packed bytes
+  // (arbitrary, mostly malformed): refused or read, never out of bounds
+  std::string packed;
+  counted.words.pack(packed);
+  tf::spm::WordTable copy;
+  if (!copy.merge_packed((const uint8_t*)packed.data(), packed.size()) || !same(copy, order, want)) abort();
+  tf::spm::WordTable junk;
+  junk.merge_packed((const uint8_t*)text.data(), text.size() * sizeof(uint32_t));
 }
 
 // WordPiece encoding (BERT's split + greedy longest match): a fuzzed vocabulary of short

@@ -193,7 +193,7 @@ bool WordTable::merge_packed(const uint8_t* p, size_t n) {
     at += sizeof len + sizeof c;
     if ((n - at) / sizeof(uint32_t) < len) return false;
     w.resize(len);
-    std::memcpy(w.data(), p + at, (size_t)len * sizeof(uint32_t));
+    if (len) std::memcpy(w.data(), p + at, (size_t)len * sizeof(uint32_t));
     at += (size_t)len * sizeof(uint32_t);
     add(w.data(), len, c);
   }
