@@ -97,6 +97,8 @@ def _count(
     workers: int | None,
     errors: str,
     show_progress: bool,
+    sample_lines: int = 0,
+    sample_seed: int = 0,
 ) -> LineCounts:
     from pathlib import Path
 
@@ -106,7 +108,7 @@ def _count(
     total = sum(Path(f).stat().st_size for f in files if Path(f).is_file()) or None
     with _progress_bar(total, "counting", show_progress) as bar:
         return count_lines(files, splitter, iterator=iterator, workers=workers, errors=errors,
-                           progress=(bar.update if bar else None))
+                           progress=(bar.update if bar else None), sample_lines=sample_lines, sample_seed=sample_seed)
 
 
 def _check_length(name: str, value: object, optional: bool) -> None:
@@ -232,11 +234,15 @@ def _sentencepiece_counts(
     show_progress: bool,
     max_sentence_length: int,
     line_ends: bool = False,
+    input_sentence_size: int = 0,
+    sample_seed: int = 0,
 ) -> LineCounts:
     """Count SentencePiece "words": each line normalized by ``rules`` (dummy prefix,
     whitespace clean-up, ``▁`` escaping), then cut before every ``▁``. Lines of more than
     ``max_sentence_length`` bytes are skipped, as sentencepiece's trainer skips them.
-    ``line_ends``: also count how often each word ends a line (``counts.line_ends``)."""
+    ``line_ends``: also count how often each word ends a line (``counts.line_ends``).
+    ``input_sentence_size``: count about that many lines of the files, sampled uniformly
+    (sentencepiece's flag of that name; 0: every line)."""
     from . import pretokenizers
     from .sentencepiece.constants import SPACE
     from .sentencepiece.normalizer import SentencePieceNormalizer
@@ -246,7 +252,7 @@ def _sentencepiece_counts(
     pre = pretokenizers.Split(SPACE, "merged_with_next", regex_pattern=False)
     _check_length("max_sentence_length", max_sentence_length, optional=False)
     splitter = LineSplitter(norm.to_dict(), pre.to_dict(), max_line_bytes=max_sentence_length, line_ends=line_ends)
-    counts = _count(files, iterator, splitter, workers, errors, show_progress)
+    counts = _count(files, iterator, splitter, workers, errors, show_progress, input_sentence_size, sample_seed)
     _report_skipped(counts, "line", "max_sentence_length", max_sentence_length, "as sentencepiece's trainer skips them",
                     stacklevel=4)
     return counts
@@ -266,6 +272,8 @@ def train_unigram(
     max_piece_length: int = 16,
     shrinking_factor: float = 0.75,
     max_sentence_length: int = 4192,
+    input_sentence_size: int = 0,
+    sample_seed: int = 0,
     num_threads: int | None = None,
     workers: int | None = None,
     errors: str = "strict",
@@ -283,6 +291,13 @@ def train_unigram(
     :class:`~tokenforge.trainers.LongInputWarning`; memory stays bounded by the
     chunk size whatever the length of the lines. ``out`` also writes a ``.model``
     file that the ``sentencepiece`` library loads with the same ids.
+
+    ``input_sentence_size`` (sentencepiece's flag of that name; 0, the default, trains on
+    every line): when the files hold more lines than this, train on about this many,
+    sampled uniformly and reproducibly (``sample_seed``; the same lines for any worker
+    count). sentencepiece's trainer holds every sentence it trains on in memory, so its
+    users set it on large corpora; tokenforge streams its counts, so it is only a way to
+    train faster on a sample.
     """
     from .sentencepiece.proto import ModelType, build_model_proto
     from .trainers import check_output_path
@@ -291,7 +306,7 @@ def train_unigram(
     if out is not None:
         check_output_path(out, "sentencepiece")
     counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress, max_sentence_length,
-                                   line_ends=True)
+                                   line_ends=True, input_sentence_size=input_sentence_size, sample_seed=sample_seed)
     settings: dict[str, Any] = dict(character_coverage=character_coverage, byte_fallback=byte_fallback, split_digits=split_digits,
                     max_piece_length=max_piece_length)
     trainer = UnigramTrainer(
@@ -301,7 +316,8 @@ def train_unigram(
     model = trainer.train_from_counts(counts, line_ends=counts.line_ends)  # seeds as sentencepiece sees sentences
     proto = build_model_proto(
         model.pieces, model.scores, cast("Sequence[int]", model.types), model_type=ModelType.UNIGRAM, normalization=normalization,
-        trainer_settings={**settings, "max_sentence_length": max_sentence_length},
+        trainer_settings={**settings, "max_sentence_length": max_sentence_length,
+                          "input_sentence_size": input_sentence_size},
     )
     return _finish_sentencepiece(proto, out, "unigram")
 
@@ -328,6 +344,8 @@ def train_sentencepiece_bpe(
     split_digits: bool = False,
     max_piece_length: int = 16,
     max_sentence_length: int = 4192,
+    input_sentence_size: int = 0,
+    sample_seed: int = 0,
     workers: int | None = None,
     errors: str = "strict",
     show_progress: bool = True,
@@ -336,14 +354,16 @@ def train_sentencepiece_bpe(
     """Train a Llama-2/Mistral-style SentencePiece BPE tokenizer: ``▁`` words,
     merges by frequency (scored by order), byte fallback for rare characters.
     Lines of more than ``max_sentence_length`` UTF-8 bytes are skipped and
-    reported, as in :func:`train_unigram` (sentencepiece's rule and default).
+    reported, and ``input_sentence_size`` samples the lines, as in
+    :func:`train_unigram` (sentencepiece's rules and defaults).
     ``out`` also writes a ``.model`` file that the ``sentencepiece`` library loads."""
     from .trainers import check_output_path
     from .trainers.spm_bpe import SentencePieceBPETrainer
 
     if out is not None:
         check_output_path(out, "sentencepiece")
-    counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress, max_sentence_length)
+    counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress, max_sentence_length,
+                                   input_sentence_size=input_sentence_size, sample_seed=sample_seed)
     settings: dict[str, Any] = dict(character_coverage=character_coverage, byte_fallback=byte_fallback, split_digits=split_digits,
                     max_piece_length=max_piece_length)
     trainer = SentencePieceBPETrainer(
@@ -352,5 +372,6 @@ def train_sentencepiece_bpe(
     )
     model = trainer.train_from_counts(counts)
     proto = trainer.model_proto(model, normalization=normalization, remove_extra_whitespaces=True,
-                                trainer_settings={"max_sentence_length": max_sentence_length})
+                                trainer_settings={"max_sentence_length": max_sentence_length,
+                                                  "input_sentence_size": input_sentence_size})
     return _finish_sentencepiece(proto, out, "sentencepiece-bpe")

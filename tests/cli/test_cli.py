@@ -174,6 +174,24 @@ def test_train_length_limits_are_options(tmp_path, capsys):
     assert code == 0 and "skipped 1 word(s) longer than max_word_length=100" in err
 
 
+def test_train_input_sentence_size_is_an_option(tmp_path, capsys):
+    """--input-sentence-size reaches the trainer: the .model records it, and a sample of 50 of
+    2,000 lines learns other pieces than every line."""
+    from tokenforge.sentencepiece.proto import read_model
+
+    src = tmp_path / "a.txt"
+    src.write_text("".join(f"w{i % 300} and v{i % 7}\n" for i in range(2000)), encoding="utf-8")
+    vocabs = []
+    for size in ("50", "0"):
+        out = tmp_path / f"u{size}.model"
+        code, _, err = run(capsys, "train", str(src), "--model", "unigram", "--vocab-size", "120",
+                           "--input-sentence-size", size, "--out", str(out))
+        assert code == 0, err
+        assert read_model(out).trainer_spec.input_sentence_size == int(size)
+        vocabs.append(tokenforge.load(out).get_vocab())
+    assert vocabs[0] != vocabs[1]
+
+
 def test_train_wordpiece_merge_rule_is_an_option(tmp_path, capsys):
     """--merge reaches the trainer: the score rule learns the rare 'q ##u' pair the frequency rule leaves."""
     src = tmp_path / "a.txt"

@@ -15,10 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import tokenforge
 from tokenforge import _native, pretokenizers
 from tokenforge.corpus import embedded_corpus
 from tokenforge.sentencepiece.constants import SPACE
+from tokenforge.errors import TrainingError
 from tokenforge.sentencepiece.normalizer import SentencePieceNormalizer
+from tokenforge.sentencepiece.proto import read_model
 from tokenforge.trainers.counting import LineSplitter, count_lines
 
 pytestmark = pytest.mark.skipif(not _native.available(), reason="the native core is not built")
@@ -142,3 +145,69 @@ def test_bad_arguments_raise():
     with pytest.raises(TypeError):
         counter.merge("not bytes")
     assert counter.to_dicts() == ({"▁a": 2, "▁b": 1}, {"▁b": 1, "▁a": 1})
+
+
+# --- input_sentence_size: a uniform, reproducible sample of the lines ---------------------------
+
+def _lines_file(tmp_path, n: int = 20000):
+    path = tmp_path / "lines.txt"
+    path.write_text("".join(f"line {i} word{i % 97}\n" for i in range(n)), encoding="utf-8")
+    return path
+
+
+def _counted_lines(counts) -> int:
+    return sum(counts.line_ends.values())  # each counted line ends once
+
+
+def test_a_sample_keeps_about_the_asked_number_of_lines(tmp_path):
+    path = _lines_file(tmp_path)
+    splitter = _splitter("nmt_nfkc", max_line_bytes=4192, line_ends=True)
+    every = count_lines([path], splitter, workers=1)
+    assert _counted_lines(every) == 20000
+    sample = count_lines([path], splitter, workers=1, sample_lines=2000, chunk_bytes=1 << 14)
+    assert 1800 <= _counted_lines(sample) <= 2200  # binomial(20000, 0.1): sd 42
+    # uniform over the file: the first and the second half each give about half
+    early = sum(n for w, n in sample.items() if w.startswith("▁") and w[1:].isdigit() and int(w[1:]) < 10000)
+    late = sum(n for w, n in sample.items() if w.startswith("▁") and w[1:].isdigit() and int(w[1:]) >= 10000)
+    assert 0.8 < early / late < 1.25
+
+
+def test_a_sample_is_the_same_for_any_worker_count_and_changes_with_the_seed(tmp_path):
+    path = _lines_file(tmp_path, 60000)  # > 1 MiB: the workers run in processes
+    splitter = _splitter("nmt_nfkc", max_line_bytes=4192, line_ends=True)
+    one = count_lines([path], splitter, workers=1, sample_lines=5000, chunk_bytes=1 << 16)
+    two = count_lines([path], splitter, workers=2, sample_lines=5000, chunk_bytes=1 << 16)
+    other = count_lines([path], splitter, workers=2, sample_lines=5000, chunk_bytes=1 << 16, sample_seed=1)
+    assert one == two and one.line_ends == two.line_ends
+    assert other != one
+    assert abs(_counted_lines(other) - 5000) < 500
+
+
+def test_a_sample_of_more_lines_than_the_files_hold_counts_every_line(tmp_path):
+    path = _lines_file(tmp_path, 3000)
+    splitter = _splitter("nmt_nfkc", max_line_bytes=4192, line_ends=True)
+    assert count_lines([path], splitter, sample_lines=3000) == count_lines([path], splitter)
+
+
+def test_sampling_arguments_are_checked(tmp_path):
+    path = _lines_file(tmp_path, 10)
+    splitter = _splitter("nmt_nfkc", max_line_bytes=4192)
+    with pytest.raises(TrainingError, match="input_sentence_size"):
+        count_lines([path], splitter, sample_lines=-1)
+    with pytest.raises(TrainingError, match="iterator"):
+        count_lines([], splitter, iterator=iter(["a b"]), sample_lines=5)
+
+
+@pytest.mark.filterwarnings("ignore::tokenforge.trainers.LongInputWarning")
+def test_train_unigram_with_input_sentence_size_records_it_in_the_model(tmp_path):
+    import sentencepiece as spm
+
+    path = tmp_path / "corpus.txt"
+    path.write_text(_corpus_text(), encoding="utf-8")
+    out = tmp_path / "sampled.model"
+    tok = tokenforge.train_unigram([path], vocab_size=5000, input_sentence_size=2000, show_progress=False, out=out)
+    full = tokenforge.train_unigram([path], vocab_size=5000, show_progress=False)
+    assert tok.get_vocab() != full.get_vocab()  # trained on a sample
+    assert read_model(out).trainer_spec.input_sentence_size == 2000
+    sp = spm.SentencePieceProcessor(model_file=str(out))
+    assert sp.encode("Hello world") == tok.encode("Hello world")

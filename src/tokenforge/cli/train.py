@@ -118,7 +118,8 @@ def _train_pipeline(args: argparse.Namespace) -> int:
         else:
             specials = args.special if args.special is not None else ["<s>", "</s>"]
             train = presets.train_unigram if args.model == "unigram" else presets.train_sentencepiece_bpe
-            kwargs = dict(special_tokens=specials, max_sentence_length=args.max_sentence_length, **common)
+            kwargs = dict(special_tokens=specials, max_sentence_length=args.max_sentence_length,
+                          input_sentence_size=args.input_sentence_size, **common)
             if args.byte_fallback is not None:
                 kwargs["byte_fallback"] = args.byte_fallback
             if fmt == "sentencepiece":
@@ -276,6 +277,9 @@ def register(sub: Any) -> None:
     t.add_argument("--workers", type=int, default=None, help="counting processes (default: all cores)")
     t.add_argument("--max-sentence-length", type=int, default=4192, metavar="BYTES",
                    help="unigram/spm-bpe: skip lines longer than this, as sentencepiece does (default 4192)")
+    t.add_argument("--input-sentence-size", type=int, default=0, metavar="LINES",
+                   help="unigram/spm-bpe: train on about this many lines of the files, sampled uniformly "
+                        "(sentencepiece's flag; default 0: every line)")
     t.add_argument("--max-word-length", type=int, default=4192, metavar="BYTES",
                    help="wordpiece: skip words longer than this (default 4192; they encode as [UNK] anyway)")
     t.add_argument("--merge", choices=["frequency", "likelihood", "score"], default="frequency",

@@ -22,6 +22,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from itertools import compress
 from pathlib import Path
 
 import numpy as np
@@ -685,10 +686,61 @@ def plan_line_ranges(path: Path, chunk_bytes: int = CHUNK_BYTES, cut_bytes: byte
     return ranges
 
 
+_MASK64 = (1 << 64) - 1
+
+
+def count_file_lines(path: Path, block: int = CHUNK_BYTES) -> int:
+    """The number of lines of a file: its newlines, plus one for a last line without one."""
+    n = 0
+    last = b"\n"
+    with open(path, "rb") as f:
+        while chunk := f.read(block):
+            n += chunk.count(b"\n")
+            last = chunk[-1:]
+    return n + (last != b"\n")
+
+
+class LineSample:
+    """Which lines a sampled count keeps (sentencepiece's ``input_sentence_size``).
+
+    Each line is kept with probability ``rate``, decided by a hash of the seed and the
+    line's place in the input (file number, byte offset of its range, index in the range):
+    the same lines for any worker count, and about ``rate`` times the lines in all. A
+    Bernoulli sample instead of sentencepiece's reservoir keeps the count streaming.
+    """
+
+    def __init__(self, rate: float, seed: int) -> None:
+        self.threshold = min(_MASK64, int(rate * 2.0**64))
+        # the seed, spread over 64 bits (splitmix64 of it)
+        self.key = int(_splitmix64(np.array([seed & _MASK64], dtype=np.uint64))[0])
+
+    def keep(self, lines: list[str], file_no: int, start: int, first: int) -> list[str]:
+        """The kept ones of ``lines``, which are lines ``first``, ``first + 1``, ... of the
+        range that starts at byte ``start`` of file number ``file_no``. A range holds fewer
+        lines than bytes, so ``(file_no << 44) + start + index`` names each line once."""
+        if not lines:
+            return lines
+        at = np.arange(first, first + len(lines), dtype=np.uint64) + np.uint64((file_no << 44) + start)
+        mask = _splitmix64(at ^ np.uint64(self.key)) < np.uint64(self.threshold)
+        return list(compress(lines, mask.tolist()))
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64's output function on uint64 (wrapping arithmetic)."""
+    with np.errstate(over="ignore"):
+        z = x * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
 def _count_line_range(args) -> tuple[Counter | bytes, int, int, Counter | None]:
     """The counts of one file range: Counters, or (a splitter that counts natively) the
     bytes of a native ``WordCounter`` holding the line ends too, for a parent one to merge."""
-    path, start, end, splitter, errors, block = args
+    path, start, end, splitter, errors, block, *rest = args
+    sample: LineSample | None = rest[0] if rest else None
+    file_no = rest[1] if rest else 0
+    seen = 0
     counter = splitter.new_counter()
     counts: Counter = Counter()
     ends: Counter | None = Counter() if splitter.line_ends and counter is None else None
@@ -696,6 +748,10 @@ def _count_line_range(args) -> tuple[Counter | bytes, int, int, Counter | None]:
     skipped = 0
 
     def count(lines: list[str]) -> int:
+        nonlocal seen
+        if sample is not None:
+            seen += len(lines)
+            lines = sample.keep(lines, file_no, start, seen - len(lines))
         return splitter.count(lines, counts, ends) if counter is None else splitter.count_into(counter, lines)
 
     for text in _text_blocks(path, start, end, errors, block):
@@ -726,15 +782,26 @@ def count_lines(
     errors: str = "strict",
     progress: Callable[[int], None] | None = None,
     chunk_bytes: int = CHUNK_BYTES,
+    sample_lines: int = 0,
+    sample_seed: int = 0,
 ) -> LineCounts:
     """Count the pipeline pieces of every line of the files ``sources`` (in
     worker processes) and of the strings of ``iterator`` (each string is split
     into lines too). The result does not depend on the number of workers or
     on ``chunk_bytes``; memory is bounded by ``chunk_bytes`` per worker, whatever
-    the length of the lines (see the comment above :data:`LINE_BREAKS`)."""
+    the length of the lines (see the comment above :data:`LINE_BREAKS`).
+
+    ``sample_lines`` (files only): when the files hold more lines than this, count
+    about this many of them, sampled uniformly (:class:`LineSample`, seeded by
+    ``sample_seed``); the result then depends on ``chunk_bytes`` too. 0 counts every line."""
     chunk_bytes = chunk_bytes or CHUNK_BYTES
     if errors not in _ERRORS:
         raise TrainingError(f"errors must be one of {', '.join(_ERRORS)}, got {errors!r}")
+    if not isinstance(sample_lines, int) or isinstance(sample_lines, bool) or sample_lines < 0:
+        raise TrainingError(f"input_sentence_size must be an int >= 0 (0: every line), got {sample_lines!r}")
+    if sample_lines and iterator is not None:
+        raise TrainingError("input_sentence_size samples the lines of files; with an iterator, sample the texts "
+                            "before passing them")
     total = LineCounts()
     if splitter.line_ends:
         total.line_ends = Counter()
@@ -758,11 +825,20 @@ def count_lines(
             progress(size)
     tasks = []
     cut = splitter.range_cut_bytes()
+    paths = []
     for raw in sources or ():
         path = Path(raw)
         if not path.is_file():
             raise TokenizerFileNotFoundError(f"{path}: no such file" if not path.exists() else f"{path}: not a regular file")
-        tasks.extend((str(path), s, e, splitter, errors, chunk_bytes) for s, e in plan_line_ranges(path, chunk_bytes, cut))
+        paths.append(path)
+    sample = None
+    if sample_lines:
+        n_lines = sum(count_file_lines(p) for p in paths)
+        if n_lines > sample_lines:
+            sample = LineSample(sample_lines / n_lines, sample_seed)
+    for file_no, path in enumerate(paths):
+        tasks.extend((str(path), s, e, splitter, errors, chunk_bytes, sample, file_no)
+                     for s, e in plan_line_ranges(path, chunk_bytes, cut))
     if workers is None:
         workers = os.cpu_count() or 1
     small = sum(t[2] - t[1] for t in tasks) < _IN_PROCESS_BYTES  # not worth starting processes
