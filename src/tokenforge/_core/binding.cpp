@@ -1856,84 +1856,53 @@ inline PyMethodDef WordPiece_methods[] = {
 
 inline PyTypeObject WordPieceType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
-// Readies the types and adds them to module m; -1 with an exception set on failure.
-inline int add_types(PyObject* m) {
-  SpmNormalizerType.tp_name = "tokenforge._core.SpmNormalizer";
-  SpmNormalizerType.tp_basicsize = sizeof(SpmNormalizerObject);
-  SpmNormalizerType.tp_flags = Py_TPFLAGS_DEFAULT;
-  SpmNormalizerType.tp_doc =
-      "SpmNormalizer(charsmap, add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces, user_defined): "
-      "sentencepiece's normalizer.";
-  SpmNormalizerType.tp_new = PyType_GenericNew;
-  SpmNormalizerType.tp_init = (initproc)SpmNormalizer_init;
-  SpmNormalizerType.tp_dealloc = (destructor)SpmNormalizer_dealloc;
-  SpmNormalizerType.tp_methods = SpmNormalizer_methods;
-  SpmBPEType.tp_name = "tokenforge._core.SpmBPE";
-  SpmBPEType.tp_basicsize = sizeof(SpmBPEObject);
-  SpmBPEType.tp_flags = Py_TPFLAGS_DEFAULT;
-  SpmBPEType.tp_doc = "SpmBPE(pieces, scores, types, unk_id, byte_ids): sentencepiece's BPE by piece score.";
-  SpmBPEType.tp_new = PyType_GenericNew;
-  SpmBPEType.tp_init = (initproc)SpmBPE_init;
-  SpmBPEType.tp_dealloc = (destructor)SpmBPE_dealloc;
-  SpmBPEType.tp_methods = SpmBPE_methods;
-  SpmUnigramType.tp_name = "tokenforge._core.SpmUnigram";
-  SpmUnigramType.tp_basicsize = sizeof(SpmUnigramObject);
-  SpmUnigramType.tp_flags = Py_TPFLAGS_DEFAULT;
-  SpmUnigramType.tp_doc =
-      "SpmUnigram(pieces, scores, unk_score, float32=True, unk_id=-1, byte_ids=None): Unigram Viterbi over a "
-      "double-array trie.";
-  SpmUnigramType.tp_new = PyType_GenericNew;
-  SpmUnigramType.tp_init = (initproc)SpmUnigram_init;
-  SpmUnigramType.tp_dealloc = (destructor)SpmUnigram_dealloc;
-  SpmUnigramType.tp_methods = SpmUnigram_methods;
-  SpmUnigramType.tp_getset = SpmUnigram_getset;
-  WordCounter_as_sequence.sq_length = (lenfunc)WordCounter_len;
-  WordCounterType.tp_name = "tokenforge._core.WordCounter";
-  WordCounterType.tp_basicsize = sizeof(WordCounterObject);
-  WordCounterType.tp_flags = Py_TPFLAGS_DEFAULT;
-  WordCounterType.tp_doc = "WordCounter(): the word counts of SentencePiece training (add_lines, pack, merge, to_dicts).";
-  WordCounterType.tp_new = WordCounter_new;
-  WordCounterType.tp_dealloc = (destructor)WordCounter_dealloc;
-  WordCounterType.tp_methods = WordCounter_methods;
-  WordCounterType.tp_as_sequence = &WordCounter_as_sequence;
-  WordPieceType.tp_name = "tokenforge._core.WordPieceEncoder";
-  WordPieceType.tp_basicsize = sizeof(WordPieceObject);
-  WordPieceType.tp_flags = Py_TPFLAGS_DEFAULT;
-  WordPieceType.tp_doc =
-      "WordPieceEncoder(tokens, ids, continuing, continuing_ids, unk_id, max_chars): BERT's split and WordPiece.";
-  WordPieceType.tp_new = PyType_GenericNew;
-  WordPieceType.tp_init = (initproc)WordPiece_init;
-  WordPieceType.tp_dealloc = (destructor)WordPiece_dealloc;
-  WordPieceType.tp_methods = WordPiece_methods;
-  if (PyType_Ready(&SpmNormalizerType) < 0 || PyType_Ready(&SpmBPEType) < 0 || PyType_Ready(&SpmUnigramType) < 0 ||
-      PyType_Ready(&WordPieceType) < 0 || PyType_Ready(&WordCounterType) < 0)
-    return -1;
-  Py_INCREF(&WordCounterType);
-  if (PyModule_AddObject(m, "WordCounter", (PyObject*)&WordCounterType) < 0) {
-    Py_DECREF(&WordCounterType);
-    return -1;
-  }
-  Py_INCREF(&WordPieceType);
-  if (PyModule_AddObject(m, "WordPieceEncoder", (PyObject*)&WordPieceType) < 0) {
-    Py_DECREF(&WordPieceType);
-    return -1;
-  }
-  Py_INCREF(&SpmNormalizerType);
-  if (PyModule_AddObject(m, "SpmNormalizer", (PyObject*)&SpmNormalizerType) < 0) {
-    Py_DECREF(&SpmNormalizerType);
-    return -1;
-  }
-  Py_INCREF(&SpmBPEType);
-  if (PyModule_AddObject(m, "SpmBPE", (PyObject*)&SpmBPEType) < 0) {
-    Py_DECREF(&SpmBPEType);
-    return -1;
-  }
-  Py_INCREF(&SpmUnigramType);
-  if (PyModule_AddObject(m, "SpmUnigram", (PyObject*)&SpmUnigramType) < 0) {
-    Py_DECREF(&SpmUnigramType);
+// Fills in the slots every type here sets, readies the type and adds it to module m under
+// the last part of its name; -1 with an exception set on failure.
+inline int add_type(PyObject* m, PyTypeObject& t, const char* name, Py_ssize_t size, const char* doc, newfunc make,
+                    initproc init, destructor dealloc, PyMethodDef* methods) {
+  t.tp_name = name;
+  t.tp_basicsize = size;
+  t.tp_flags = Py_TPFLAGS_DEFAULT;
+  t.tp_doc = doc;
+  t.tp_new = make;
+  t.tp_init = init;
+  t.tp_dealloc = dealloc;
+  t.tp_methods = methods;
+  if (PyType_Ready(&t) < 0) return -1;
+  Py_INCREF(&t);
+  if (PyModule_AddObject(m, std::strrchr(name, '.') + 1, (PyObject*)&t) < 0) {
+    Py_DECREF(&t);
     return -1;
   }
   return 0;
+}
+
+// Readies the types and adds them to module m; -1 with an exception set on failure.
+inline int add_types(PyObject* m) {
+  SpmUnigramType.tp_getset = SpmUnigram_getset;
+  WordCounter_as_sequence.sq_length = (lenfunc)WordCounter_len;
+  WordCounterType.tp_as_sequence = &WordCounter_as_sequence;
+  const bool failed =
+      add_type(m, SpmNormalizerType, "tokenforge._core.SpmNormalizer", sizeof(SpmNormalizerObject),
+               "SpmNormalizer(charsmap, add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces, user_defined): "
+               "sentencepiece's normalizer.",
+               PyType_GenericNew, (initproc)SpmNormalizer_init, (destructor)SpmNormalizer_dealloc,
+               SpmNormalizer_methods) < 0 ||
+      add_type(m, SpmBPEType, "tokenforge._core.SpmBPE", sizeof(SpmBPEObject),
+               "SpmBPE(pieces, scores, types, unk_id, byte_ids): sentencepiece's BPE by piece score.", PyType_GenericNew,
+               (initproc)SpmBPE_init, (destructor)SpmBPE_dealloc, SpmBPE_methods) < 0 ||
+      add_type(m, SpmUnigramType, "tokenforge._core.SpmUnigram", sizeof(SpmUnigramObject),
+               "SpmUnigram(pieces, scores, unk_score, float32=True, unk_id=-1, byte_ids=None): Unigram Viterbi over a "
+               "double-array trie.",
+               PyType_GenericNew, (initproc)SpmUnigram_init, (destructor)SpmUnigram_dealloc, SpmUnigram_methods) < 0 ||
+      add_type(m, WordCounterType, "tokenforge._core.WordCounter", sizeof(WordCounterObject),
+               "WordCounter(): the word counts of SentencePiece training (add_lines, pack, merge, to_dicts).",
+               WordCounter_new, nullptr, (destructor)WordCounter_dealloc, WordCounter_methods) < 0 ||
+      add_type(m, WordPieceType, "tokenforge._core.WordPieceEncoder", sizeof(WordPieceObject),
+               "WordPieceEncoder(tokens, ids, continuing, continuing_ids, unk_id, max_chars): BERT's split and "
+               "WordPiece.",
+               PyType_GenericNew, (initproc)WordPiece_init, (destructor)WordPiece_dealloc, WordPiece_methods) < 0;
+  return failed ? -1 : 0;
 }
 
 
@@ -2833,24 +2802,12 @@ PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "tokenforge._core", "tokenforge
 }  // namespace
 
 PyMODINIT_FUNC PyInit__core(void) {
-  CoreBPEType.tp_name = "tokenforge._core.CoreBPE";
-  CoreBPEType.tp_basicsize = sizeof(CoreBPE);
-  CoreBPEType.tp_flags = Py_TPFLAGS_DEFAULT;
-  CoreBPEType.tp_doc = "Immutable native BPE: vocabulary, decoder and scanner.";
-  CoreBPEType.tp_new = PyType_GenericNew;
-  CoreBPEType.tp_init = (initproc)CoreBPE_init;
-  CoreBPEType.tp_dealloc = (destructor)CoreBPE_dealloc;
-  CoreBPEType.tp_methods = CoreBPE_methods;
-  if (PyType_Ready(&CoreBPEType) < 0) return nullptr;
   PyObject* m = PyModule_Create(&module_def);
   if (!m) return nullptr;
-  Py_INCREF(&CoreBPEType);
-  if (PyModule_AddObject(m, "CoreBPE", (PyObject*)&CoreBPEType) < 0) {
-    Py_DECREF(&CoreBPEType);
-    Py_DECREF(m);
-    return nullptr;
-  }
-  if (add_types(m) < 0) {
+  if (add_type(m, CoreBPEType, "tokenforge._core.CoreBPE", sizeof(CoreBPE),
+               "Immutable native BPE: vocabulary, decoder and scanner.", PyType_GenericNew, (initproc)CoreBPE_init,
+               (destructor)CoreBPE_dealloc, CoreBPE_methods) < 0 ||
+      add_types(m) < 0) {
     Py_DECREF(m);
     return nullptr;
   }
