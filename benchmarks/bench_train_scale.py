@@ -27,6 +27,10 @@ Families, their reference and the settings both sides share:
   ``shuffle_input_sentence`` (its recommended sampling: on); tokenforge with every
   line and with ``input_sentence_size=1000000`` (its uniform line sample).
 
+Quality: for the two SentencePiece families, every cell's ``.model`` (read by
+sentencepiece) encodes the Debian Reference in five languages, which the corpus does
+not hold, and the held-out bytes/token are printed per language.
+
 Determinism: tokenforge trains each family a second time with one worker
 (one thread) and another ``PYTHONHASHSEED``; the two saved files must be the
 same bytes (sha256 shown). Progress: tokenforge runs with ``show_progress=True``
@@ -51,7 +55,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import machine_info, print_machine, print_table  # noqa: E402
+from _common import DATA_DIR, machine_info, print_machine, print_table  # noqa: E402
 from bench_prepare import build_corpus, run_monitored  # noqa: E402
 
 EOT = "<|endoftext|>"
@@ -193,7 +197,7 @@ def run_cell(family: str, cell: dict, corpus: str, work: str) -> dict:
                PYTHONHASHSEED=cell.get("hashseed", "0"))
     print(f"  {family}: {cell['label']} ...", file=sys.stderr, flush=True)
     mon = run_monitored([sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)], env, out)
-    row = {"family": family, "label": cell["label"], "tool": cell["tool"], "workers": cell["workers"],
+    row = {"family": family, "label": cell["label"], "tool": cell["tool"], "workers": cell["workers"], "out": out,
            "wall": mon["wall"], "peak_rss": mon["peak_rss"], "rc": mon["rc"],
            "curve": [(round(t, 2), rss) for t, _, rss, _ in mon["samples"]]}
     result_path = os.path.join(out, "result.json")
@@ -267,6 +271,35 @@ def plot(rows: list[dict], path: str) -> None:
     os.replace(tmp, path)
 
 
+#: held-out text for the SentencePiece models: the Debian Reference in five languages (not in the corpus)
+HELDOUT = [os.path.join(DATA_DIR, "text", "parallel", f"debian-reference-{lang}.txt")
+           for lang in ("en", "de", "ja", "zh-cn", "zh-tw")]
+
+
+def heldout_report(rows: list[dict], family: str) -> None:
+    """Held-out bytes/token of every cell's .model (each read by sentencepiece), per language."""
+    import sentencepiece as spm
+
+    cells = [r for r in rows if r["family"] == family and r.get("rc") == 0 and r.get("out")
+             and os.path.exists(os.path.join(r["out"], "spm.model"))]
+    if not cells:
+        return
+    texts = {}
+    for path in HELDOUT:
+        with open(path, encoding="utf-8") as f:
+            texts[os.path.basename(path)[len("debian-reference-"):-4]] = [ln.strip() for ln in f if ln.strip()]
+    table = []
+    for r in cells:
+        sp = spm.SentencePieceProcessor(model_file=os.path.join(r["out"], "spm.model"))
+        row = [r["label"]]
+        for lines in texts.values():
+            n_bytes = sum(len(ln.encode("utf-8")) for ln in lines)
+            row.append(f"{n_bytes / sum(len(ids) for ids in sp.encode(lines)):.4f}")
+        table.append(row)
+    print("\nheld-out bytes/token (Debian Reference, not in the corpus), each model read by sentencepiece:\n")
+    print_table(["cell", *texts], table)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -315,6 +348,8 @@ def main() -> None:
                 continue
             rows.append(run_cell(fam, cell, corpus, work))
         report(rows, fam)
+        if fam in ("unigram", "spm-bpe"):
+            heldout_report(rows, fam)
         sys.stdout.flush()
         if args.json:
             tmp = args.json + ".tmp"
