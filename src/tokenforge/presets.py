@@ -84,10 +84,10 @@ def bert_wordpiece(
     )
 
 
-def _progress_bar(total: int | None, desc: str, show: bool) -> Progress:
+def _progress_bar(total: int | None, desc: str, show: bool | None) -> Progress:
     from .progress import Progress
 
-    return Progress(total, desc, "B", show=None if show else False, unit_scale=True)
+    return Progress(total, desc, "B", show=show, unit_scale=True)
 
 
 def _count(
@@ -96,7 +96,7 @@ def _count(
     splitter: LineSplitter,
     workers: int | None,
     errors: str,
-    show_progress: bool,
+    show_progress: bool | None,
     sample_lines: int = 0,
     sample_seed: int = 0,
 ) -> LineCounts:
@@ -161,7 +161,7 @@ def train_wordpiece(
     max_word_length: int | None = 4192,
     workers: int | None = None,
     errors: str = "strict",
-    show_progress: bool = True,
+    show_progress: bool | None = None,
     merge: str = "frequency",
 ) -> Tokenizer:
     """Train a BERT-style WordPiece tokenizer on files and/or an iterator of strings.
@@ -180,6 +180,9 @@ def train_wordpiece(
     would teach; skipping it keeps training memory bounded by the chunk size
     even for a file that is one huge word. ``None`` trains on every word
     (memory then grows with the longest one).
+
+    ``show_progress``: ``None`` (the default) draws progress bars where someone can see
+    them (a terminal, a notebook), ``True`` always, ``False`` never.
     """
     from . import pretokenizers
     from .normalizers import BertNormalizer
@@ -231,7 +234,7 @@ def _sentencepiece_counts(
     rules: str,
     workers: int | None,
     errors: str,
-    show_progress: bool,
+    show_progress: bool | None,
     max_sentence_length: int,
     line_ends: bool = False,
     input_sentence_size: int = 0,
@@ -277,7 +280,7 @@ def train_unigram(
     num_threads: int | None = None,
     workers: int | None = None,
     errors: str = "strict",
-    show_progress: bool = True,
+    show_progress: bool | None = None,
     out: str | os.PathLike[str] | None = None,
 ) -> Tokenizer:
     """Train a SentencePiece-style Unigram tokenizer (seed pieces from frequent
@@ -298,6 +301,10 @@ def train_unigram(
     count). sentencepiece's trainer holds every sentence it trains on in memory, so its
     users set it on large corpora; tokenforge streams its counts, so it is only a way to
     train faster on a sample.
+
+    ``show_progress``: ``None`` (the default) draws progress bars where someone can see
+    them (a terminal, a notebook; :mod:`tokenforge.progress`), ``True`` always (a log file
+    gets them too), ``False`` never.
     """
     from .sentencepiece.proto import ModelType, build_model_proto
     from .trainers import check_output_path
@@ -348,14 +355,14 @@ def train_sentencepiece_bpe(
     sample_seed: int = 0,
     workers: int | None = None,
     errors: str = "strict",
-    show_progress: bool = True,
+    show_progress: bool | None = None,
     out: str | os.PathLike[str] | None = None,
 ) -> Tokenizer:
     """Train a Llama-2/Mistral-style SentencePiece BPE tokenizer: ``▁`` words,
     merges by frequency (scored by order), byte fallback for rare characters.
     Lines of more than ``max_sentence_length`` UTF-8 bytes are skipped and
-    reported, and ``input_sentence_size`` samples the lines, as in
-    :func:`train_unigram` (sentencepiece's rules and defaults).
+    reported, ``input_sentence_size`` samples the lines and ``show_progress`` draws bars,
+    as in :func:`train_unigram` (sentencepiece's rules and defaults).
     ``out`` also writes a ``.model`` file that the ``sentencepiece`` library loads."""
     from .trainers import check_output_path
     from .trainers.spm_bpe import SentencePieceBPETrainer

@@ -107,6 +107,25 @@ def test_a_bar_that_is_on_draws_on_stderr(monkeypatch, capsys):
     assert "demo-bar" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("train,bar", [("train_bpe", "merge:"), ("train_wordpiece", "wordpiece:"),
+                                       ("train_unigram", "unigram EM:"), ("train_sentencepiece_bpe", "merge:")])
+def test_every_trainer_reads_show_progress_the_same_way(train, bar, corpus, capsys):
+    """None (the default): only where someone can see it (stderr here is not a terminal);
+    True: always; False: never -- the same for the four trainers."""
+    import tokenforge
+
+    fn = getattr(tokenforge, train)
+    size = {"train_bpe": 400, "train_unigram": 300}.get(train, 300)
+    for show, expect in ((None, False), (True, True), (False, False)):
+        kwargs = {} if show is None else {"show_progress": show}
+        if train == "train_bpe":
+            fn([corpus], size, workers=1, **kwargs)
+        else:
+            fn([corpus], vocab_size=size, workers=1, **kwargs)
+        err = capsys.readouterr().err
+        assert (bar in err and BAR.search(err) is not None) == expect, (show, err[-300:])
+
+
 # -- the command line --------------------------------------------------------------------------------
 
 

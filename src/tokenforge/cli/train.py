@@ -103,9 +103,7 @@ def _train_pipeline(args: argparse.Namespace) -> int:
     fmt = _out_format(args, out)
     check_output_path(out, fmt)  # before any work
     _check_input(files)
-    # (the pipeline trainers' show_progress=True is "where it can be seen", i.e. the mode)
-    common = dict(vocab_size=args.vocab_size, workers=args.workers, errors=args.errors,
-                  show_progress=not args.quiet)
+    common = dict(vocab_size=args.vocab_size, workers=args.workers, errors=args.errors, show_progress=_show(args))
     t0 = time.perf_counter()
     try:
         if args.model == "wordpiece":

@@ -148,7 +148,7 @@ class SentencePieceBPETrainer:
         max_piece_length: int = 16,
         split_by_unicode_script: bool = True,
         split_by_number: bool = True,
-        show_progress: bool = True,
+        show_progress: bool | None = None,
         backend: str = "auto",
     ) -> None:
         try:
@@ -270,7 +270,7 @@ class SentencePieceBPETrainer:
             scripts.append(-1 if s == "Inherited" else script_ids.setdefault(s, len(script_ids)))
             flags.append((ch in _NEVER_IN_PIECE or "\ud800" <= ch <= "\udfff") | (ch == SPACE) << 1 | spm_digit(ch) << 2)
         # the bar follows the native loop (which also stops on Ctrl-C): it reports the merges so far
-        with Progress(n_merges, "merge", " pieces", show=None if self.show_progress else False) as bar:
+        with Progress(n_merges, "merge", " pieces", show=self.show_progress) as bar:
             ids = native.spm_bpe_learn(
                 list(counts), list(counts.values()), [ord(ch) for ch in chars], scripts, flags, sorted(taken),
                 n_merges, self.max_piece_length, self.split_digits, self.split_by_number,
@@ -329,7 +329,7 @@ class SentencePieceBPETrainer:
         merged: list[str] = []
         pieces = set(taken) | alphabet
         dead: set[tuple[str, str]] = set()
-        with Progress(n_merges, "merge", " pieces", show=None if self.show_progress else False) as bar:
+        with Progress(n_merges, "merge", " pieces", show=self.show_progress) as bar:
             while len(merged) < n_merges and heap:
                 negc, _, _, a, b = heapq.heappop(heap)
                 pair = (a, b)

@@ -152,7 +152,7 @@ class UnigramTrainer:
         split_digits: bool = False,
         split_by_unicode_script: bool = True,
         num_threads: int | None = None,
-        show_progress: bool = True,
+        show_progress: bool | None = None,
         backend: str = "auto",
     ) -> None:
         check_vocab_size(vocab_size)
@@ -703,7 +703,7 @@ class _Progress:
 
     def __init__(self, show: bool | None, total: int) -> None:
         self.total = total
-        self.bar = Progress(total, "unigram EM", " pieces", show=(None if show else False) if total > 0 else False)
+        self.bar = Progress(total, "unigram EM", " pieces", show=show if total > 0 else False)
 
     def update(self, done: int) -> None:
         self.bar.set(min(max(done, 0), self.total))

@@ -193,7 +193,7 @@ class WordPieceTrainer:
         initial_alphabet: Iterable[str] = (),
         special_tokens: Sequence[str] = BERT_SPECIAL_TOKENS,
         continuing_subword_prefix: str = "##",
-        show_progress: bool = True,
+        show_progress: bool | None = None,
         *,
         unk_token: str = "[UNK]",
         max_input_chars_per_word: int = 100,
@@ -378,7 +378,7 @@ def _learn(
     prefix: str,
     vocab_size: int,
     min_frequency: int,
-    show_progress: bool,
+    show_progress: bool | None,
     backend: str = "auto",
     merge: str = "score",
     first_forms: Sequence[str] | None = None,
@@ -441,7 +441,7 @@ def _learn(
                 freqs.append(c)
             run = []
 
-    progress = Progress(vocab_size - len(tokens), "wordpiece", " tokens", show=None if show_progress else False)
+    progress = Progress(vocab_size - len(tokens), "wordpiece", " tokens", show=show_progress)
     bar = progress if progress else None
     try:
         native = _native.core(backend)
