@@ -725,12 +725,17 @@ class LineSample:
         return list(compress(lines, mask.tolist()))
 
 
+#: splitmix64's multipliers (Steele, Lea & Flood, 2014), in decimal
+_SPLITMIX = (11400714819323198485, 13787848793156543929, 10723151780598845931)
+
+
 def _splitmix64(x: np.ndarray) -> np.ndarray:
     """splitmix64's output function on uint64 (wrapping arithmetic)."""
+    golden, m1, m2 = (np.uint64(c) for c in _SPLITMIX)
     with np.errstate(over="ignore"):
-        z = x * np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = x * golden
+        z = (z ^ (z >> np.uint64(30))) * m1
+        z = (z ^ (z >> np.uint64(27))) * m2
         return z ^ (z >> np.uint64(31))
 
 
