@@ -75,6 +75,25 @@ def _tie_key(token: bytes, order: bytes) -> bytes:
     return bytes(out)
 
 
+def index_pairs(
+    words: Sequence[Sequence[int]], freqs: Sequence[int]
+) -> tuple[dict[tuple[int, int], int], dict[tuple[int, int], set[int]]]:
+    """The count of every adjacent pair (each word weighted by its count) and the words
+    that hold it: the start of the Python merge loops (BPE here, WordPiece)."""
+    pair_count: dict[tuple[int, int], int] = {}
+    where: dict[tuple[int, int], set[int]] = {}
+    for idx, w in enumerate(words):
+        f = freqs[idx]
+        for p in zip(w, w[1:]):
+            pair_count[p] = pair_count.get(p, 0) + f
+            s = where.get(p)
+            if s is None:
+                where[p] = {idx}
+            else:
+                s.add(idx)
+    return pair_count, where
+
+
 def learn_merges(
     word_counts: Mapping[bytes, int],
     num_merges: int,
@@ -132,17 +151,7 @@ def learn_merges(
             words.append(list(word))
             freqs.append(c)
 
-    pair_counts: dict[tuple[int, int], int] = {}
-    where: dict[tuple[int, int], set[int]] = {}
-    for idx, w in enumerate(words):
-        f = freqs[idx]
-        for p in zip(w, w[1:]):
-            pair_counts[p] = pair_counts.get(p, 0) + f
-            s = where.get(p)
-            if s is None:
-                where[p] = {idx}
-            else:
-                s.add(idx)
+    pair_counts, where = index_pairs(words, freqs)
     heap = [(-c, keys[a], keys[b], a, b) for (a, b), c in pair_counts.items()]
     heapq.heapify(heap)
 

@@ -134,6 +134,7 @@ from ..models.wordpiece import WordPiece
 from ..progress import Progress
 from ..specials import check_special_list
 from . import NoTrainingDataError, VocabReport, check_vocab_size
+from .bpe import index_pairs
 
 BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 #: The merge rules, in the order of the native loop's method numbers.
@@ -499,7 +500,7 @@ def _merge_python(
     """The merge loop, pure Python reference. Extends ``tokens``,
     ``token_id`` and ``unit_freq`` in place and returns the merges."""
     plen = len(prefix)
-    pair_count, where = _index_pairs(words, freqs)
+    pair_count, where = index_pairs(words, freqs)
     # pairs each unit takes part in (as left or right), for re-scoring
     pairs_of: dict[int, set[tuple[int, int]]] = {}
     for p in pair_count:
@@ -589,25 +590,6 @@ def _merge_python(
         if b != a:
             mark_dirty(b)
     return merges
-
-
-def _index_pairs(
-    words: Sequence[Sequence[int]], freqs: Sequence[int]
-) -> tuple[dict[tuple[int, int], int], dict[tuple[int, int], set[int]]]:
-    """The count of every adjacent pair (each word weighted by its count) and the words
-    that hold it."""
-    pair_count: dict[tuple[int, int], int] = {}
-    where: dict[tuple[int, int], set[int]] = {}
-    for idx, w in enumerate(words):
-        f = freqs[idx]
-        for p in pairwise(w):
-            pair_count[p] = pair_count.get(p, 0) + f
-            s = where.get(p)
-            if s is None:
-                where[p] = {idx}
-            else:
-                s.add(idx)
-    return pair_count, where
 
 
 def _unit_of(tokens: list[str], token_id: dict[str, int], unit_freq: list[int], a: int, b: int, plen: int,
@@ -700,7 +682,7 @@ def _merge_python_keyed(
     total ``n`` falls: an entry popped with current counts is re-keyed with the
     current ``n`` and taken only if its key did not change."""
     plen = len(prefix)
-    pair_count, where = _index_pairs(words, freqs)
+    pair_count, where = index_pairs(words, freqs)
     pairs_of: dict[int, set[tuple[int, int]]] = {}
     if likelihood:
         for p in pair_count:
