@@ -170,8 +170,9 @@ def _operation(spec, tok, text, lines):
     if kind == "decode":
         ids = tok.encode(text)
         # The earlier Pipeline.decode dropped special tokens by default; the one Tokenizer keeps
-        # them unless asked (as tiktoken and transformers do): ask, so both give the same text.
-        if current and _has_kwarg(tok.decode, "skip_special_tokens") and type(tok.decode.__self__).__name__ == "Tokenizer" \
+        # them unless asked (as tiktoken and transformers do): ask (on either side, the baseline
+        # may be a one-Tokenizer commit too), so both give the same text.
+        if _has_kwarg(tok.decode, "skip_special_tokens") and type(tok.decode.__self__).__name__ == "Tokenizer" \
                 and not getattr(tok, "is_byte_level", True):
             return (lambda: tok.decode(ids, skip_special_tokens=True)), _digest_text, "decode(ids, skip_special_tokens=True)"
         return (lambda: tok.decode(ids)), _digest_text, "decode(ids)"
