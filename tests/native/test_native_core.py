@@ -414,3 +414,63 @@ def test_backtracking_with_a_long_token_equals_rank_merge(piece):
     ranks[b"ab" * 40] = 258
     c = core.CoreBPE(ranks, {}, -1)
     assert c.merge_with(piece, 1) == c.merge_with(piece, 0)
+
+
+def _doubling_ranks(unit: bytes, depth: int) -> dict[bytes, int]:
+    """Byte ranks, then unit, unit*2, unit*4, ... each the merge of two copies of the last."""
+    ranks = {bytes([i]): i for i in range(256)}
+    tok = unit[:1]
+    for b in unit[1:]:
+        tok += bytes([b])
+        ranks.setdefault(tok, len(ranks))
+    tok = unit
+    for _ in range(depth):
+        tok += tok
+        ranks[tok] = len(ranks)
+    return ranks
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from([b"ab" * 64, b"ab" * 200, b"ab", b"a", b"b", b"x" * 150, b"xy"]), max_size=12).map(b"".join))
+def test_backtracking_with_long_derived_tokens_equals_rank_merge(piece):
+    """Tokens of 256-1024 bytes that merging derives: the index takes their splits from
+    the heap merge (the scan merge is quadratic there); both encoders agree."""
+    ranks = _doubling_ranks(b"ab", 9)
+    ranks.update({k: len(ranks) + i for i, k in enumerate(t for t in _doubling_ranks(b"x", 9) if t not in ranks)})
+    c = core.CoreBPE(ranks, {}, -1)
+    assert c.merge_with(piece, 1) == c.merge_with(piece, 0)
+    python = tokenforge.Tokenizer(tokenforge.BPE.from_ranks(ranks), pre_tokenizer=None, backend="python")
+    assert c.merge_with(piece, 0) == python.encode_ordinary(piece.decode())
+
+
+def test_long_merges_are_checked_by_the_heap():
+    """HF merge lists are checked against the ranks by merging each merge's bytes with the
+    lower ranks; merges of 256-1024 bytes take the heap (same answer as the scan)."""
+    ranks = _doubling_ranks(b"ab", 9)
+    c = tokenforge.BPE.from_ranks(ranks).native_encoder()
+    inverse = {r: t for t, r in ranks.items()}
+    merges = [(ranks[t[: len(t) // 2]], ranks[t[len(t) // 2 :]]) for t, r in sorted(ranks.items(), key=lambda kv: kv[1]) if r >= 256]
+    assert c.first_underived_merge(merges) == -1
+    assert max(len(inverse[a]) + len(inverse[b]) for a, b in merges) == 1024
+    broken = list(merges)
+    broken[-1] = (broken[-1][1], broken[-2][0])  # not the two halves of its token
+    assert c.first_underived_merge(broken) == len(broken) - 1
+
+
+def test_one_long_mergeable_token_keeps_the_index_build_linear():
+    """GPT-2's ranks plus one 800 KB token: the first encode of a long piece indexes every
+    token, and deriving that token's split once took minutes (a quadratic merge; a 400 KB
+    token: 66 s). In a child with a deadline far above the linear time (< 1 s)."""
+    import subprocess
+
+    code = (
+        "import tokenforge\n"
+        "from tokenforge.models.bpe import BPE\n"
+        "ranks = dict(tokenforge.get_encoding('gpt2').mergeable_ranks)\n"
+        "ranks[b'a' * 800_000] = len(ranks)\n"
+        "tok = tokenforge.Tokenizer(BPE.from_ranks(ranks), pre_tokenizer='gpt2')\n"
+        "ids = tok.encode_ordinary('a' * 800_000 + 'b')\n"
+        "assert tok.decode(ids) == 'a' * 800_000 + 'b'\n"
+        "assert tok.encode_ordinary('a' * 800_000) == [len(ranks) - 1]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

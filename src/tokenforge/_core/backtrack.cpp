@@ -18,6 +18,10 @@ namespace {
 bool merges_into(const Vocab& v, const uint8_t* b, size_t len, uint32_t r, uint32_t* left, uint32_t* right,
                  std::vector<uint32_t>& part, std::vector<uint32_t>& pair, std::vector<uint32_t>& start) {
   const uint32_t NONE = Vocab::NONE;
+  if (len > SHORT_PIECE) {  // the array scan below is O(len^2): long tokens take the heap
+    uint32_t whole = NONE;
+    return bpe_merge_last(v, b, len, &whole, left, right) && whole == r;
+  }
   part.resize(len);
   pair.resize(len);
   start.resize(len + 1);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <utility>
 
 namespace tf {
 
@@ -45,10 +46,19 @@ struct Cand {
   bool operator>(const Cand& o) const { return rank != o.rank ? rank > o.rank : start > o.start; }
 };
 
-void merge_long(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>& out) {
+// The heap merge: a priority queue of adjacent pairs (lowest rank, then leftmost) over a
+// linked list of parts, O(n log n) where the array scan is O(n^2). Only tokens of rank <
+// bound take part. When `last` is given it receives the last merge done (its two parts),
+// or stays (NONE, NONE) when nothing merged.
+void merge_heap(const Vocab& v, const uint8_t* p, size_t n, uint32_t bound, std::vector<uint32_t>& out,
+                std::pair<uint32_t, uint32_t>* last) {
   // Scratch space reused across calls on the same thread: no allocation per piece.
   thread_local std::vector<uint32_t> nxt, prv, part;
   thread_local std::vector<Cand> heap;
+  auto rank_of = [&](const uint8_t* q, size_t m) {
+    uint32_t r = v.rank(q, m);
+    return r < bound ? r : Vocab::NONE;
+  };
   nxt.resize(n);
   prv.resize(n);
   part.resize(n);
@@ -57,7 +67,7 @@ void merge_long(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t
   for (size_t i = 0; i < n; ++i) { nxt[i] = (uint32_t)(i + 1); prv[i] = (uint32_t)(i - 1); }
   const uint32_t DEAD = Vocab::NONE;
   for (size_t i = 0; i + 1 < n; ++i) {
-    uint32_t r = v.rank(p + i, 2);
+    uint32_t r = rank_of(p + i, 2);
     if (r != Vocab::NONE) heap.push_back(Cand{r, (uint32_t)i, (uint32_t)(i + 2)});
   }
   auto cmp = std::greater<Cand>();
@@ -70,18 +80,19 @@ void merge_long(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t
     uint32_t j = nxt[i];
     if (j == DEAD || j >= n || nxt[j] != c.end) continue;  // stale
     uint32_t end = c.end;
+    if (last) *last = {part[i], part[j]};
     part[i] = c.rank;
     nxt[i] = end;
     nxt[j] = DEAD;
     if (end < n) prv[end] = i;
     if (i > 0) {
       uint32_t pi = prv[i];
-      uint32_t r = v.rank(p + pi, end - pi);
+      uint32_t r = rank_of(p + pi, end - pi);
       if (r != Vocab::NONE) { heap.push_back(Cand{r, pi, end}); std::push_heap(heap.begin(), heap.end(), cmp); }
     }
     if (end < n) {
       uint32_t e2 = nxt[end];
-      uint32_t r = v.rank(p + i, e2 - i);
+      uint32_t r = rank_of(p + i, e2 - i);
       if (r != Vocab::NONE) { heap.push_back(Cand{r, i, e2}); std::push_heap(heap.begin(), heap.end(), cmp); }
     }
   }
@@ -92,10 +103,27 @@ void merge_long(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t
 
 void bpe_merge(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>& out) {
   if (n <= SHORT_PIECE) merge_short(v, p, n, out);
-  else merge_long(v, p, n, out);
+  else merge_heap(v, p, n, Vocab::NONE, out, nullptr);
+}
+
+bool bpe_merge_last(const Vocab& v, const uint8_t* p, size_t n, uint32_t* whole, uint32_t* left,
+                    uint32_t* right) {
+  thread_local std::vector<uint32_t> parts;
+  parts.clear();
+  std::pair<uint32_t, uint32_t> last{Vocab::NONE, Vocab::NONE};
+  merge_heap(v, p, n, Vocab::NONE, parts, &last);
+  if (parts.size() != 1 || last.first == Vocab::NONE) return false;
+  *whole = parts[0];
+  *left = last.first;
+  *right = last.second;
+  return true;
 }
 
 void bpe_merge_below(const Vocab& v, const uint8_t* p, size_t n, uint32_t bound, std::vector<uint32_t>& out) {
+  if (n > SHORT_PIECE) {  // long merges (some HF files have them): the heap, not O(n^2)
+    merge_heap(v, p, n, bound, out, nullptr);
+    return;
+  }
   auto below = [&](uint32_t r) { return r < bound ? r : Vocab::NONE; };
   std::vector<uint32_t> start(n + 1), self(n);
   for (size_t k = 0; k <= n; ++k) start[k] = (uint32_t)k;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common.h"
@@ -165,8 +166,13 @@ void bpe_encode_piece(const Vocab& v, const uint8_t* p, size_t n, std::vector<ui
 // Merging only (no whole-piece lookup): the array scan or the heap, by length.
 void bpe_merge(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>& out);
 // Merging with only the tokens of rank < bound (what the vocabulary was when the token of
-// rank `bound` was learned). The array scan: for checking a vocabulary, not for encoding.
+// rank `bound` was learned): for checking a vocabulary, not for encoding.
 void bpe_merge_below(const Vocab& v, const uint8_t* p, size_t n, uint32_t bound, std::vector<uint32_t>& out);
+// Merges p[0:n] (n >= 2) as bpe_merge does; true when everything merges into one token,
+// and then *whole is that token and (*left, *right) the two parts of the last merge (its
+// split). O(n log n) (the heap), for long tokens whose split an index needs.
+bool bpe_merge_last(const Vocab& v, const uint8_t* p, size_t n, uint32_t* whole, uint32_t* left,
+                    uint32_t* right);
 // Merges (left, right) in rank order are those of the ranks when merging the bytes of each
 // merge's token with the lower ranks gives exactly [left, right]: HF's merge list and
 // tiktoken's ranks then encode alike. Returns the index of the first merge where that
