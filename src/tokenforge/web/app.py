@@ -526,7 +526,11 @@ def create_app(registry: Registry, limits: Limits | None = None, *, host: str | 
         names = data.get("tokenizers")
         if not isinstance(names, list) or not names or len(names) > 8:
             raise HTTPProblem(400, "'tokenizers' must be a list of 1 to 8 names")
-        return {n: registry.get(n, "tokenizers") for n in dict.fromkeys(n if isinstance(n, str) else None for n in names)}
+        toks: dict[str, Tokenizer] = {}
+        for n in names:
+            tok = registry.get(n, "tokenizers")  # a name, checked: a str
+            toks[n] = tok
+        return toks
 
     def endpoint(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
         async def wrapped(request: Request) -> Response:

@@ -32,13 +32,12 @@ def static_data(tokenizers: Mapping[str, Tokenizer], text: str) -> dict[str, Any
     stability: dict[str, Any] = {}
     # the text is the author's own, shown, not sent to a model: its special-token strings
     # are shown as the special tokens they name
-    policy = {"allowed_special": "all", "disallowed_special": ()}
     for name, tok in tokenizers.items():
-        enc = views.encode_view(tok, text, **policy)
+        enc = views.encode_view(tok, text, allowed_special="all", disallowed_special=())
         enc["tokenizer"] = name
         encode[name] = enc
         tokens[name] = {str(i): views.token_view(tok, i) for i in dict.fromkeys(enc["ids"])}
-        stability[name] = views.stability_view(tok, text, **policy)
+        stability[name] = views.stability_view(tok, text, allowed_special="all", disallowed_special=())
     return {
         "static": True,
         "text": text,
