@@ -424,10 +424,10 @@ def _static_html(text: str, names: list[str], toks: dict[str, Any]) -> str:
         "text": text,
         "tokenizers": [views.tokenizer_info(n, toks[n], "file") for n in names],
         "columns": names,
-        "encode": {n: views.encode_view(toks[n], text) for n in names},
+        "encode": {n: views.encode_view(toks[n], text, allowed_special="all", disallowed_special=()) for n in names},
         "token": {n: {str(i): views.token_view(toks[n], i) for i in set(toks[n].encode(text, allowed_special="all"))}
                   for n in names},
-        "stability": {n: views.stability_view(toks[n], text) for n in names},
+        "stability": {n: views.stability_view(toks[n], text, allowed_special="all", disallowed_special=()) for n in names},
     }
     blob = json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     page = (STATIC / "index.html").read_text("utf-8")
@@ -480,9 +480,23 @@ def test_static_page_works_without_a_server(page: Page, watch: Watch, server: di
     page.screenshot(path=str(artifacts / "browser-static.png"), full_page=True)
 
 
+def test_special_token_strings_are_refused_by_default_as_encode_does(page: Page, server: dict[str, Any]) -> None:
+    text = "end of document<|endoftext|>next one"
+    open_page(page, server["url"] + "#" + _params(text, [CL]))
+    assert page.input_value("#specials") == "refuse"
+    assert page.is_visible("#errors")
+    shown = page.text_content("#errors")
+    assert "'<|endoftext|>'" in shown and "allowed_special" in shown and "Special tokens" in shown
+    page.select_option("#specials", "text")  # read as ordinary text: no special span
+    settle(page)
+    assert column_ids(page, 0) == server["tok"][CL].encode(text, disallowed_special=())
+    assert page.locator(".column >> nth=0 >> .tok.special").count() == 0
+    assert "sp=text" in page.url
+
+
 def test_special_token_is_one_marked_span(page: Page, server: dict[str, Any]) -> None:
     text = "end of document<|endoftext|>next one"
-    open_page(page, server["url"] + "#" + _params(text, [CL, SPM]))
+    open_page(page, server["url"] + "#" + _params(text, [CL, SPM]) + "&sp=match")
     ids = expected_ids(server, CL, text)
     eot = server["tok"][CL].encode_single_token("<|endoftext|>")
     assert eot in ids and column_ids(page, 0) == ids

@@ -18,7 +18,7 @@
     tokenforge extend TOKENS... [-t T] [--kind special|lexical] [--test FILE] [--out PATH]
     tokenforge chat MESSAGES.json [-t T] [--template chatml|llama3] [--generation-prompt]
     tokenforge glitch [-t T] [--text FILES...] [--top N] [--expected rank|uniform] [--rare-max N] [--unreachable] [--json]
-    tokenforge serve [TOKENIZER ...] [--host 127.0.0.1] [--port 8765] [--open]
+    tokenforge serve [TOKENIZER ...] [--host 127.0.0.1] [--port 8765] [--allow-host NAME] [--open]
     tokenforge patch [TEXT] [--file F] [--model M] [--rule global|relative] [--threshold T] [--fixed P] [--json]
     tokenforge fingerprint [-t T] [--parts] [--json]
     tokenforge diff A B [--text FILES...] [--top N] [--json]
@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     patch.register(sub)  # patch [TEXT] [--model M] [--threshold T] [--rule global|relative] [--fixed P]
     versions.register_fingerprint(sub)  # fingerprint -t T [--parts] [--json]
     versions.register_diff(sub)  # diff A B [--text FILES] [--json] [--top N]
-    serve.register(sub)  # serve [TOKENIZER ...] [--host H] [--port P] [--open]
+    serve.register(sub)  # serve [TOKENIZER ...] [--host H] [--port P] [--allow-host NAME] [--open]
     return p
 
 

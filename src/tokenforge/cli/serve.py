@@ -13,12 +13,13 @@ __all__ = ["cmd_serve", "register"]
 def cmd_serve(args: argparse.Namespace) -> int:
     from ..web import serve
 
-    serve(paths=tuple(args.tokenizers), host=args.host, port=args.port, open_browser=args.open)
+    serve(paths=tuple(args.tokenizers), host=args.host, port=args.port, open_browser=args.open,
+          allow_hosts=tuple(args.allow_host))
     return 0
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``tokenforge serve [TOKENIZER ...] [--host H] [--port P] [--open]``."""
+    """Add ``tokenforge serve [TOKENIZER ...] [--host H] [--port P] [--allow-host NAME] [--open]``."""
     from ..web import DEFAULT_PORT
 
     p = add_parser(
@@ -35,6 +36,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
             "tokenforge serve --open",
             "tokenforge serve cl100k tokenizer.model bert/vocab.txt",
             "tokenforge serve ./my-tokenizer --port 9000",
+            "tokenforge serve --host 0.0.0.0 --allow-host tokens.example.org   # behind a proxy",
         ],
     )
     p.add_argument("tokenizers", nargs="*", metavar="TOKENIZER",
@@ -45,6 +47,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                         "lets other machines use the page, with a warning)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help="port to listen on, 0 for any free one (default: %(default)s)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="also answer requests addressed to NAME (or NAME:PORT), as a reverse proxy in front of "
+                        "the page passes them on; repeatable. Without it the page answers only to localhost, "
+                        "127.0.0.1, [::1] and --host, so that no web page can reach it by rebinding its own "
+                        "name to this machine (DNS rebinding)")
     p.add_argument("--open", action="store_true", help="open the page in the default web browser")
     p.set_defaults(func=cmd_serve)
     return p

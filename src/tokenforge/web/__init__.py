@@ -47,6 +47,7 @@ def serve(
     open_browser: bool = False,
     limits: Limits | None = None,
     log_level: str = "warning",
+    allow_hosts: Sequence[str] = (),
 ) -> None:
     """Serve the token page until interrupted (Ctrl-C).
 
@@ -56,12 +57,20 @@ def serve(
     not) and ``port`` (0: any free port), prints the page's URL and, with
     ``open_browser``, opens it.
 
+    It answers only requests addressed to this machine by a loopback name or address
+    (``localhost``, ``127.0.0.1``, ``[::1]``) or to ``host``, so that a web page whose
+    name is rebound to this machine (DNS rebinding) cannot use it; ``allow_hosts`` adds
+    names (``name`` or ``name:port``) that a proxy in front of it passes on. The other
+    checks (JSON bodies only, sizes, time limits, slow connections) are listed in
+    :mod:`tokenforge.web.app`.
+
     >>> import tokenforge
     >>> tokenforge.serve({"mine": tokenforge.get_encoding("gpt2")}, port=0)  # doctest: +SKIP
     tokenforge: serving the token page at http://127.0.0.1:41235/
     """
     from ..errors import InvalidArgumentError, MissingDependencyError
-    from .app import create_app, default_registry
+    from .app import HostRules, create_app, default_registry
+    from .server import server_config
 
     try:
         import uvicorn
@@ -75,7 +84,8 @@ def serve(
             "bind 127.0.0.1 unless you mean it",
             stacklevel=2,
         )
-    app = create_app(default_registry(tokenizers, tuple(paths)), limits)
+    HostRules(host, allow_hosts)  # a malformed allow_hosts fails before anything is loaded
+    app = create_app(default_registry(tokenizers, tuple(paths)), limits, host=host, allow_hosts=allow_hosts)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -89,7 +99,7 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{bound}/"
     print(f"tokenforge: serving the token page at {url} (Ctrl-C stops)", file=sys.stderr, flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, lifespan="off"))
+    server = uvicorn.Server(server_config(app, log_level))
     if open_browser:
         import webbrowser
 

@@ -30,12 +30,14 @@ def static_data(tokenizers: Mapping[str, Tokenizer], text: str) -> dict[str, Any
     encode: dict[str, Any] = {}
     tokens: dict[str, Any] = {}
     stability: dict[str, Any] = {}
+    # the text is the author's own, shown, not sent to a model: its special-token strings
+    # are shown as the special tokens they name
     for name, tok in tokenizers.items():
-        enc = views.encode_view(tok, text)
+        enc = views.encode_view(tok, text, allowed_special="all", disallowed_special=())
         enc["tokenizer"] = name
         encode[name] = enc
         tokens[name] = {str(i): views.token_view(tok, i) for i in dict.fromkeys(enc["ids"])}
-        stability[name] = views.stability_view(tok, text)
+        stability[name] = views.stability_view(tok, text, allowed_special="all", disallowed_special=())
     return {
         "static": True,
         "text": text,

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..analysis.explain import indent_costs, merge_trace, number_splits, render_bytes, token_bytes
 from ..models.bpe import BPE
+from ..specials import SpecialPolicy
 from ..tokenizer import Tokenizer
 
 __all__ = [
@@ -48,16 +49,19 @@ def tokenizer_info(name: str, tok: Tokenizer, source: str) -> dict[str, Any]:
     return {"name": name, "family": family(tok), "vocab_size": tok.n_vocab, "source": source}
 
 
-def encode_view(tok: Tokenizer, text: str, *, specials: bool = True) -> dict[str, Any]:
+def encode_view(tok: Tokenizer, text: str, *, allowed_special: SpecialPolicy = frozenset(),
+                disallowed_special: SpecialPolicy = "all") -> dict[str, Any]:
     """The tokens of ``text``, each with its id, its bytes and its span in ``text``.
 
     ``offsets`` are code-point offsets into ``text`` (a JavaScript string indexes
-    UTF-16 units: the page converts). ``specials``: special-token strings in the
-    text are matched as special tokens (``allowed_special="all"``); otherwise
-    they are read as ordinary text. ``partial`` marks a token holding only some
-    bytes of a character (its neighbours share the character's span).
+    UTF-16 units: the page converts). Special-token strings in the text follow
+    :meth:`Tokenizer.encode <tokenforge.Tokenizer.encode>`: by default one raises
+    :class:`~tokenforge.errors.SpecialTokenError`; ``allowed_special`` matches them as
+    special tokens, ``disallowed_special=()`` reads the others as ordinary text.
+    ``partial`` marks a token holding only some bytes of a character (its neighbours
+    share the character's span).
     """
-    spans = tok.encode_with_offsets(text, allowed_special="all" if specials else (), disallowed_special=())
+    spans = tok.encode_with_offsets(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
     ids = [s.id for s in spans]
     raw = {i: token_bytes(tok, i) for i in dict.fromkeys(ids)}  # once per distinct id
     shown = {i: render_bytes(b) for i, b in raw.items()}
@@ -124,18 +128,19 @@ def token_view(tok: Tokenizer, token_id: int) -> dict[str, Any]:
     return out
 
 
-def stability_view(tok: Tokenizer, text: str, *, specials: bool = True, max_backoff: int = 8) -> dict[str, Any]:
+def stability_view(tok: Tokenizer, text: str, *, allowed_special: SpecialPolicy = frozenset(),
+                   disallowed_special: SpecialPolicy = "all", max_backoff: int = 8) -> dict[str, Any]:
     """Which trailing tokens a continuation of ``text`` could change: the last tokens
     whose bytes are a proper prefix of some longer token (token healing, Lundberg 2023),
     and the bytes a healed generation must start with.
 
-    ``unstable`` holds indices into the tokens of :func:`encode_view` (same ``specials``).
+    ``unstable`` holds indices into the tokens of :func:`encode_view` (same special-token policy).
     Tokens a post-processor appends (``[SEP]``, ``</s>``) are not text and are skipped; a
     special token is never unstable, and the marking stops at one.
     """
     from ..analysis.healing import heal
 
-    spans = tok.encode_with_offsets(text, allowed_special="all" if specials else (), disallowed_special=())
+    spans = tok.encode_with_offsets(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
     end = len(spans)
     while end and spans[end - 1].special and spans[end - 1].start == spans[end - 1].end:
         end -= 1  # appended by the post-processor: covers no text

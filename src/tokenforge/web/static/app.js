@@ -96,7 +96,7 @@
     if (document.body.dataset.busy !== busy) document.body.dataset.busy = busy;
   }
 
-  /** POST body as JSON (or a FormData as multipart); GET without a body. Throws with the server's message. */
+  /** POST body as JSON (the server takes nothing else); GET without a body. Throws with the server's message. */
   async function api(path, body) {
     inflight++;
     updateBusy();
@@ -104,11 +104,8 @@
       const opts = {};
       if (body !== undefined) {
         opts.method = "POST";
-        if (body instanceof FormData) opts.body = body;
-        else {
-          opts.body = JSON.stringify(body);
-          opts.headers = { "Content-Type": "application/json" };
-        }
+        opts.body = JSON.stringify(body);
+        opts.headers = { "Content-Type": "application/json" };
       }
       let res;
       try {
@@ -124,7 +121,10 @@
         data = null;
       }
       if (!res.ok) {
-        const msg = data && typeof data.error === "string" ? data.error : raw.slice(0, 300) || res.statusText;
+        let msg = data && typeof data.error === "string" ? data.error : raw.slice(0, 300) || res.statusText;
+        if (data && typeof data.special_token === "string") {
+          msg += ' On this page: choose "Special tokens: match" or "as text" above the text.';
+        }
         throw new Error(`${path} answered ${res.status}: ${msg}`);
       }
       if (data === null || typeof data !== "object") throw new Error(`${path}: the answer is not JSON`);
@@ -140,7 +140,7 @@
     return {
       live: true,
       tokenizers: () => api("/api/tokenizers"),
-      encode: (name, text) => api("/api/encode", { tokenizer: name, text }),
+      encode: (name, text) => api("/api/encode", { tokenizer: name, text, ...specialPolicy() }),
       token(name, id) {
         const key = name + "\u0000" + id;
         if (!tokenCache.has(key)) {
@@ -150,11 +150,11 @@
         }
         return tokenCache.get(key);
       },
-      stability: (name, text) => api("/api/stability", { tokenizer: name, text }),
+      stability: (name, text) => api("/api/stability", { tokenizer: name, text, ...specialPolicy() }),
       numbers: (names, text) => api("/api/numbers", /\d/.test(text) ? { tokenizers: names, text } : { tokenizers: names }),
       indent: (names) => api("/api/indent", { tokenizers: names, max_spaces: 16 }),
       glitch: (name) => api("/api/glitch", { tokenizer: name, top: 30 }),
-      compare: (form) => api("/api/compare", form),
+      compare: (body) => api("/api/compare", body),
     };
   }
 
@@ -179,6 +179,7 @@
   const state = {
     source: null,
     text: "",
+    specials: "refuse", // special-token strings in the text: "refuse" (the library's default), "match", "text"
     columns: [], // {name, enc, encText, stab, stabText, req, sreq, spans, job, marked, overlap, roving, el}
     view: "tokens",
     ids: false,
@@ -194,6 +195,14 @@
     glitch: new Map(),
   };
   const colOf = new WeakMap();
+
+  /** The special-token fields of an encode request, as Tokenizer.encode takes them. */
+  function specialPolicy() {
+    if (state.specials === "match") return { allowed_special: "all" };
+    if (state.specials === "text") return { disallowed_special: [] };
+    return {};
+  }
+  const SPECIALS = ["refuse", "match", "text"];
 
   // ---------------------------------------------------------------- errors
 
@@ -226,6 +235,7 @@
       columns: p.getAll("c"),
       view: p.get("v"),
       ids: p.get("ids") === "1",
+      specials: SPECIALS.includes(p.get("sp")) ? p.get("sp") : "refuse",
     };
   }
 
@@ -249,6 +259,7 @@
     for (const col of state.columns) p.append("c", col.name);
     if (state.view !== "tokens") p.set("v", state.view);
     if (state.ids) p.set("ids", "1");
+    if (state.specials !== "refuse") p.set("sp", state.specials);
     history.replaceState(null, "", "#" + p.toString());
   }
 
@@ -948,10 +959,21 @@
       showError("Compare files: " + problem);
       return;
     }
-    const form = new FormData();
-    for (const name of viewNames()) form.append("tokenizers", name);
-    for (const f of $("files").files) form.append("files", f, f.name);
-    await loadInto("compare-out", () => state.source.compare(form), renderCompare);
+    const files = [...$("files").files];
+    await loadInto("compare-out", async () => {
+      const body = { tokenizers: viewNames(), files: await Promise.all(files.map(async (f) => ({ name: f.name, base64: await base64Of(f) }))) };
+      return state.source.compare(body);
+    }, renderCompare);
+  }
+
+  /** A file's bytes as base64 (the server reads them as exact UTF-8 and counts them). */
+  function base64Of(file) {
+    return new Promise((resolve, reject) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(String(reader.result).replace(/^data:[^,]*,/, ""));
+      reader.onerror = () => reject(new Error(`cannot read ${file.name}: ${reader.error && reader.error.message}`));
+      reader.readAsDataURL(file);
+    });
   }
 
   function renderCompare(data) {
@@ -1040,7 +1062,7 @@
     state.source = data ? staticSource(data) : serverSource();
     const live = state.source.live;
     const ta = $("text");
-    const hash = live ? readHash() : { text: null, columns: [], view: null, ids: false };
+    const hash = live ? readHash() : { text: null, columns: [], view: null, ids: false, specials: "refuse" };
 
     let list;
     try {
@@ -1070,6 +1092,9 @@
     state.text = ta.value;
     state.ids = hash.ids;
     $("show-ids").checked = state.ids;
+    state.specials = hash.specials;
+    $("specials").value = state.specials;
+    if (!live) $("specials-wrap").hidden = true;
     setBackdrop(null);
 
     for (const name of names) newColumn(name);
@@ -1081,6 +1106,11 @@
       state.ids = e.target.checked;
       renderAllColumns();
       writeHash();
+    });
+    $("specials").addEventListener("change", (e) => {
+      state.specials = SPECIALS.includes(e.target.value) ? e.target.value : "refuse";
+      writeHash();
+      refreshText();
     });
     $("add-column").addEventListener("click", addColumn);
     for (const b of document.querySelectorAll(".tabs [data-view]")) b.addEventListener("click", () => setView(b.dataset.view));
