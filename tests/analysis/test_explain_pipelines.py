@@ -201,3 +201,35 @@ def test_explanations_agree_with_encode_on_random_text(name, tmp_path_factory):
                     assert tok.model.id_to_token(m.id).replace("▁", " ").encode() == m.left + m.right
 
     check()
+
+
+def test_hf_ignore_merges_whole_piece_is_explained_like_tiktoken():
+    """A tokenizer.json with ignore_merges takes a piece that is a token whole (tiktoken's rule);
+    the explanation still logs the merges and says where they alone stop."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "tokenizer.json"
+        tokenforge.get_encoding("gpt2").save(str(path), format="hf")
+        tok = tokenforge.load(str(path))
+    assert tok.model.ignore_merges
+    enc = tokenforge.get_encoding("gpt2")
+    for text in ["Hello", " tokenization", " schön"]:
+        (p,) = explain(tok, text).pieces
+        (q,) = explain(enc, text).pieces
+        assert p.whole == q.whole and p.tokens == q.tokens
+        if q.whole:
+            assert p.merged == q.merged
+        assert [(m.left, m.right, m.rank + 256) for m in p.merges] == [(m.left, m.right, m.rank) for m in q.merges]
+
+
+def test_token_merges_for_byte_level_families(hf_gpt2, spm_bpe):
+    from tokenforge.analysis.explain import token_merges
+
+    tid = hf_gpt2.token_to_id("Ġworld")
+    merges, parts = token_merges(hf_gpt2, tid)
+    assert parts == [b" world"] and merges[-1].id == tid
+    tk_merges, _ = token_merges(tokenforge.get_encoding("gpt2"), tid)
+    assert [m.rank + 256 for m in merges] == [m.rank for m in tk_merges]
+    assert token_merges(spm_bpe, spm_bpe.token_to_id("▁the")) is None  # merges start from characters

@@ -63,6 +63,7 @@ __all__ = [
     "number_splits",
     "render_bytes",
     "token_bytes",
+    "token_merges",
 ]
 
 #: The number-splitting example: a long digit run, a decimal, a year before a CJK character.
@@ -516,6 +517,41 @@ def _vocab_bytes(pipe: Any, s: str, byte_level: bool) -> bytes:
     return token_bytes(pipe, tid) if tid is not None else _spelled(pipe, s, byte_level)
 
 
+def _merges_of(pipe: Any, piece: str, log: list, byte_level: bool) -> list[Merge]:
+    """:meth:`PieceBPE.merge_trace <tokenforge.models.bpe.PieceBPE.merge_trace>`'s log as
+    :class:`Merge` steps over the bytes shown."""
+    sp = pipe.model.is_sentencepiece
+    return [
+        Merge(_vocab_bytes(pipe, left, byte_level), _vocab_bytes(pipe, right, byte_level),
+              None if sp else int(priority), len(_spelled(pipe, piece[:start], byte_level)),
+              score=float(priority) if sp else None, id=new_id)
+        for start, left, right, new_id, priority in log
+    ]
+
+
+def token_merges(tokenizer: Any, token_id: int) -> tuple[list[Merge], list[bytes]] | None:
+    """How the merges build one token from its bytes: ``(merges, parts)``, ``parts`` being
+    where the merges stop (``[token bytes]`` when they reach the token). For byte-level BPE
+    by rank (tiktoken files) and by merge list (HF byte-level files, ranks = lines of
+    ``merges``); ``None`` for other families, whose merges do not start from bytes.
+
+    >>> import tokenforge
+    >>> merges, parts = token_merges(tokenforge.get_encoding("gpt2"), 31373)  # "hello"
+    >>> [m.rank for m in merges][-1], parts
+    (31373, [b'hello'])
+    """
+    model = tokenizer.model
+    if isinstance(model, BPE):
+        return merge_trace(model.ranks, tokenizer.decode_single_token_bytes(token_id))
+    if not (isinstance(model, PieceBPE) and not model.is_sentencepiece and _pipeline_byte_level(tokenizer)):
+        return None
+    spelled = model.id_to_token(token_id)
+    if spelled is None:
+        return None
+    toks, log = model.merge_trace(spelled, lookup=False)
+    return _merges_of(tokenizer, spelled, log, True), [token_bytes(tokenizer, t[0]) for t in toks]
+
+
 def _trace_piece(pipe: Any, piece: str, byte_level: bool) -> PieceTrace:
     """What the model of a pipeline makes of one pre-token: BPE merges with their rank or
     score, a Unigram Viterbi path with its scores, or (WordPiece, WordLevel) the tokens."""
@@ -526,15 +562,14 @@ def _trace_piece(pipe: Any, piece: str, byte_level: bool) -> PieceTrace:
         vocab_text = piece if text != piece else None
     merges: list[Merge] = []
     viterbi = None
+    merged = None
     if isinstance(model, PieceBPE):
         toks, log = model.merge_trace(piece)
-        sp = model.is_sentencepiece
-        for start, left, right, new_id, priority in log:
-            merges.append(Merge(
-                _vocab_bytes(pipe, left, byte_level), _vocab_bytes(pipe, right, byte_level),
-                None if sp else int(priority), len(_spelled(pipe, piece[:start], byte_level)),
-                score=float(priority) if sp else None, id=new_id,
-            ))
+        if model.ignore_merges and len(toks) == 1 and not log and len(piece) > 1:
+            # taken whole by lookup (HF's ignore_merges, tiktoken's rule): log the merges anyway
+            alone, log = model.merge_trace(piece, lookup=False)
+            merged = [token_bytes(pipe, t[0]) for t in alone]
+        merges = _merges_of(pipe, piece, log, byte_level)
     elif isinstance(model, Unigram):
         viterbi = [ViterbiNode(None if i < 0 else i, _spelled(pipe, piece[s:e], byte_level), sc)
                    for i, s, e, sc in model.viterbi_nodes(piece)]
@@ -543,7 +578,7 @@ def _trace_piece(pipe: Any, piece: str, byte_level: bool) -> PieceTrace:
         toks = model.tokenize(piece)
     ids = [t[0] for t in toks]
     return PieceTrace(text, ids, [token_bytes(pipe, i) for i in ids], merges, whole=len(ids) == 1,
-                      viterbi=viterbi, vocab_text=vocab_text)
+                      merged=merged, viterbi=viterbi, vocab_text=vocab_text)
 
 
 # ---------------------------------------------------------------------------

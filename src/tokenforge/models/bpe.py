@@ -879,15 +879,18 @@ class PieceBPE(Model):
             return self._sp_tokenize(piece, p, rng)
         return self._hf_tokenize(piece, p, rng)
 
-    def merge_trace(self, piece: str) -> tuple[list[tuple[int, int, int]], list[tuple[int, str, str, int, float]]]:
+    def merge_trace(
+        self, piece: str, lookup: bool = True
+    ) -> tuple[list[tuple[int, int, int]], list[tuple[int, str, str, int, float]]]:
         """:meth:`tokenize` of ``piece`` (no dropout) with every merge logged in the order it happens.
 
         Returns ``(tokens, merges)``; each merge is ``(start, left, right, id, priority)``:
         the code-point offset in ``piece`` where the pair starts, the two vocabulary
         strings merged, the id they became, and what chose the pair: the merge rank
         (HF: its index in ``merges``, lowest first) or, for a SentencePiece model, the
-        score of the new piece (highest first). Runs the Python loops, which the native
-        core is tested against.
+        score of the new piece (highest first). ``lookup=False`` skips the whole-piece
+        lookup of ``ignore_merges``, to show where the merges alone stop. Runs the Python
+        loops, which the native core is tested against.
 
         >>> m = PieceBPE({"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4}, ["a b", "ab c"])
         >>> m.merge_trace("abc")
@@ -900,12 +903,14 @@ class PieceBPE(Model):
             return [], log
         if self._sp is not None:
             return sp_merge(self._sp, piece, 0.0, None, log), log
-        return self._hf_tokenize(piece, 0.0, None, log), log
+        return self._hf_tokenize(piece, 0.0, None, log, lookup), log
 
     # HF semantics ---------------------------------------------------------
-    def _hf_tokenize(self, piece: str, p: float, rng, log: list | None = None) -> list[tuple[int, int, int]]:
+    def _hf_tokenize(
+        self, piece: str, p: float, rng, log: list | None = None, lookup: bool = True
+    ) -> list[tuple[int, int, int]]:
         vocab = self._vocab
-        if self.ignore_merges:
+        if self.ignore_merges and lookup:
             i = vocab.get(piece)
             if i is not None:
                 return [(i, 0, len(piece))]
