@@ -211,6 +211,10 @@ def register_explain(subparsers: Any) -> argparse.ArgumentParser:
     p = add_parser(
         subparsers, "explain",
         help="show how a text is tokenized, stage by stage (normalize, pre-tokens, merges, ids)",
+        description="Show how a text is tokenized, stage by stage: the normalized text, the pre-tokens, "
+                    "what the model does with each (BPE: every merge with its rank, or for SentencePiece BPE "
+                    "the score of the piece it makes; Unigram: the Viterbi path with each piece's "
+                    "log-probability) and the ids. Byte-level vocabularies are shown as the text they stand for.",
         examples=[
             "tokenforge explain 'hello world' -t cl100k",
             "echo 'naïve café' | tokenforge explain -t tokenizer.json",
