@@ -339,7 +339,8 @@ def measure(
 ) -> TextMetrics:
     """Encode ``text`` once and report bytes/token, chars/token, tokens/word, UNK rate
     and the share of bytes in unknown tokens (the text is encoded again, with offsets,
-    only when it has unknown tokens).
+    only when it has unknown tokens: that pass runs the pipeline in Python, about ten
+    times the time of the encode itself for a WordPiece tokenizer).
 
     >>> import tokenforge
     >>> m = measure(tokenforge.get_encoding("cl100k_base"), "hello world")
