@@ -54,6 +54,18 @@ def _langs_report(n_langs: int):
     return compare(TOKENIZERS[:3], texts)
 
 
+def _unknown_dominated_report(n_langs: int):
+    """One tokenizer knows only English words: most other texts become a few [UNK] tokens."""
+    from tokenforge import Tokenizer, pretokenizers
+    from tokenforge.models.wordlevel import WordLevel
+
+    words = sorted(set(SAMPLES[0].replace(",", " ").replace(".", " ").split()))
+    wl = Tokenizer(WordLevel({"[UNK]": 0, **{w: i + 1 for i, w in enumerate(words)}}, "[UNK]"),
+                   pre_tokenizer=pretokenizers.WhitespaceSplit(), name="english-words")
+    texts = {f"l{i:02d}" if i else "en": SAMPLES[i % 4] * (1 + i % 3) for i in range(n_langs)}
+    return compare(TOKENIZERS[:2] + [wl], texts)
+
+
 DPI = 72  # geometry is checked in points; a low resolution keeps the drawing fast
 
 CASES = {
@@ -62,6 +74,7 @@ CASES = {
     "12 files x 4 tokenizers": lambda tmp: _files_report(tmp, 12, 4),
     "15 languages x 3 tokenizers": lambda tmp: _langs_report(15),
     "26 languages x 3 tokenizers": lambda tmp: _langs_report(26),
+    "4 languages, one tokenizer unknown-dominated": lambda tmp: _unknown_dominated_report(4),
 }
 
 

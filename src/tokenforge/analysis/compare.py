@@ -2,12 +2,19 @@
 
 For every tokenizer × text this reports the figures of Rust et al. (2021) (UTF-8
 bytes/token, chars/token, tokens/word with the word splitter named, UNK rate,
-total tokens; see :mod:`tokenforge.analysis.metrics`) and, when one text is
+total tokens; see :mod:`tokenforge.analysis.metrics`), the share of the text's
+bytes that went into unknown tokens, and, when one text is
 English, each text's token count divided by the English token count under the
 same tokenizer. On parallel text, that ratio is what a user of the language
 pays per unit of meaning relative to an English user, and how much less of
 the context window they get (Petrov et al., 2023). On texts that are
 not translations of each other the ratio only compares lengths.
+
+A row whose text lost more than half of its bytes to unknown tokens
+(:data:`~tokenforge.analysis.metrics.UNKNOWN_DOMINATED`) is marked
+*unknown-dominated*: its bytes/token counts how much text each ``[UNK]``
+swallowed, not how well the tokenizer compresses. The chart hatches such bars
+and clips its axis to the other bars, writing the true value on a clipped bar.
 
 A tokenizer is named by a spec:
 
@@ -56,7 +63,7 @@ from ..errors import (
     MissingDependencyError,
     TokenforgeError,
 )
-from .metrics import WHITESPACE, TextMetrics, WordSplitter, measure
+from .metrics import UNKNOWN_DOMINATED, WHITESPACE, TextMetrics, WordSplitter, measure
 
 __all__ = [
     "FORMATS",
@@ -226,6 +233,11 @@ class CompareRow:
     metrics: TextMetrics
     ratio: float | None
 
+    @property
+    def unknown_dominated(self) -> bool:
+        """More than half of the text's bytes went into unknown tokens (see the module docstring)."""
+        return self.metrics.unknown_dominated
+
     def to_dict(self) -> dict[str, Any]:
         d = {"tokenizer": self.tokenizer, "text": self.text}
         d.update(self.metrics.to_dict())
@@ -280,18 +292,26 @@ class CompareReport:
     def _columns(self) -> list[tuple[str, bool]]:
         ref = f"× {self.reference}" if self.reference else None
         cols = [("text", False), ("tokenizer", False), ("bytes", True), ("tokens", True), ("bytes/token", True),
-                ("chars/token", True), ("tokens/word", True), ("UNK rate", True)]
+                ("chars/token", True), ("tokens/word", True), ("UNK rate", True), ("UNK bytes", True)]
         if ref:
             cols.append((ref, True))
+        if self._any_dominated():
+            cols.append(("note", False))
         return cols
+
+    def _any_dominated(self) -> bool:
+        return any(r.unknown_dominated for r in self.rows)
 
     def _cells(self, r: CompareRow) -> list[str]:
         m = r.metrics
         cells = [r.text, r.tokenizer, f"{m.bytes:,}", f"{m.tokens:,}", _fmt(m.bytes_per_token),
                  _fmt(m.chars_per_token), _fmt(m.tokens_per_word),
-                 _fmt(None if m.unk_rate is None else 100 * m.unk_rate, 2, "%")]
+                 _fmt(None if m.unk_rate is None else 100 * m.unk_rate, 2, "%"),
+                 _fmt(None if m.unk_byte_share is None else 100 * m.unk_byte_share, 1, "%")]
         if self.reference:
             cells.append(_fmt(r.ratio))
+        if self._any_dominated():
+            cells.append("unknown-dominated" if r.unknown_dominated else "")
         return cells
 
     def notes(self) -> list[str]:
@@ -305,8 +325,12 @@ class CompareReport:
             ("bytes: UTF-8 bytes of the text as given (before normalization); tokens: without added "
              "[CLS]/<s> tokens."),
             words,
-            "UNK rate: – for tokenizers without an unknown token (byte-level BPE cannot produce one).",
+            "UNK rate: – for tokenizers without an unknown token (byte-level BPE cannot produce one). "
+            "UNK bytes: share of the text's bytes inside unknown tokens.",
         ]
+        if self._any_dominated():
+            out.append(f"unknown-dominated: more than {UNKNOWN_DOMINATED:.0%} of the text's bytes became unknown "
+                       "tokens, so bytes/token there counts what each unknown token swallowed, not compression.")
         if any(t.startswith("patches:") for t in self.tokenizers):
             out.append("patches:* rows: a token is a byte patch (MegaByte's fixed patches, BLT's entropy patches "
                        "under tokenforge's byte n-gram model), so bytes/token is bytes per patch.")
@@ -482,7 +506,11 @@ def plot_figure(report: CompareReport, *, title: str | None = None, dpi: float |
     with labels wrapped at ``_ - .``. The figure grows with the number of texts
     and tokenizers, the legend sits to the right of the axes (inside the figure,
     never over the bars), and values are written on the bars only where the
-    number fits. The figure is not registered with pyplot: nothing is shown and
+    number fits. An unknown-dominated bar (more than half of the text's bytes in
+    unknown tokens) is hatched, labelled with its unknown share and named in the
+    legend; the axis ends just above the other bars, so one tokenizer that turns a
+    text into a few ``[UNK]`` does not flatten the rest, and a bar that runs past
+    the end carries its true value. The figure is not registered with pyplot: nothing is shown and
     the matplotlib backend is left as it is. ``dpi`` defaults to 150 (less for
     very tall charts). Needs matplotlib.
     """
@@ -497,7 +525,8 @@ def plot_figure(report: CompareReport, *, title: str | None = None, dpi: float |
     texts, toks = list(report.texts), list(report.tokenizers)
     n_texts, n_toks = max(1, len(texts)), max(1, len(toks))
     longest = max((len(t) for t in texts), default=0)
-    legend_w = 0.9 + 0.075 * max((len(t) for t in toks), default=8)
+    dominated = {(tok, t) for tok in toks for t in texts if report.row(tok, t).unknown_dominated}
+    legend_w = 0.9 + 0.075 * max([len(t) for t in toks] + [18 if dominated else 0], default=8)
     # Vertical bars for short labels (languages) while the chart stays under 16 in wide; else horizontal.
     group = max(0.16 * n_toks + 0.22, 0.075 * longest + 0.3)  # inches per text
     size = (max(6.0, 1.4 + legend_w + group * n_texts), 4.8)
@@ -521,25 +550,54 @@ def plot_figure(report: CompareReport, *, title: str | None = None, dpi: float |
 
         colors = [colormaps["tab20"](j % 20) for j in range(n_toks)]
     value_labels = []
-    top = 0.0
+    values_of = {tok: [report.row(tok, t).metrics.bytes_per_token or 0.0 for t in texts] for tok in toks}
+    # An unknown-dominated bar does not set the scale: the axis ends a little above the others.
+    others = [v for tok in toks for t, v in zip(texts, values_of[tok]) if (tok, t) not in dominated]
+    every = [v for tok in toks for v in values_of[tok]]
+    top = (max(others) if others else max(every, default=0.0)) or max(every, default=0.0) or 1.0
+    limit = top * (1.12 if horizontal else 1.16)
+    inside: list[tuple[float, float, str]] = []  # unknown-dominated bars labelled inside: (position, end, text)
+    clipped = any(v > limit for v in every)
     for j, tok in enumerate(toks):
         raw = [report.row(tok, t).metrics.bytes_per_token for t in texts]
-        values = [v or 0.0 for v in raw]
-        top = max([top] + values)
+        values = [min(v, limit) for v in values_of[tok]]
         pos = [i + (j - (n_toks - 1) / 2) * height for i in range(len(texts))]
         kw = {"label": tok}
         if colors:
             kw["color"] = colors[j]
         bars = (ax.barh(pos, values, height=height, **kw) if horizontal
                 else ax.bar(pos, values, width=height, **kw))
-        value_labels.append((bars, ax.bar_label(bars, labels=[_fmt(v) for v in raw], padding=2,
+        shown = []
+        for i, t in enumerate(texts):
+            v = values_of[tok][i]
+            if (tok, t) not in dominated:
+                shown.append(_fmt(raw[i]))
+                continue
+            bars[i].set_hatch("///")
+            bars[i].set_edgecolor("0.15")
+            share = f"{report.row(tok, t).metrics.unk_byte_share:.0%} UNK"
+            if v >= limit / 2:  # long enough to carry its label inside (a clipped bar always does)
+                inside.append((pos[i], min(v, limit), f"{_fmt(raw[i])} ({share})" + (" ▸" if v > limit else "")))
+                shown.append("")
+            else:
+                shown.append(f"{_fmt(raw[i])} ({share})")
+        value_labels.append((bars, ax.bar_label(bars, labels=shown, padding=2,
                                                 fontsize=_LABEL_FONT - 1.5, rotation=0 if horizontal else 90)))
-    top = top or 1.0
+    # Labels inside the end of long unknown-dominated bars, always drawn: a clipped bar shows its
+    # true value nowhere else.
+    box = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
+    for p, end, note in inside:
+        if horizontal:
+            ax.text(end * 0.985, p, note, ha="right", va="center", fontsize=_LABEL_FONT - 1.5, bbox=box)
+        else:
+            ax.text(p, end * 0.985, note, ha="center", va="top", rotation=90, fontsize=_LABEL_FONT - 1.5, bbox=box)
+    if clipped:
+        metric_label += f"\naxis clipped at {limit:.2f}: true value written on clipped bars"
     if horizontal:
         ax.set_yticks(range(len(texts)))
         ax.set_yticklabels(labels, fontsize=_LABEL_FONT)
         ax.set_ylim(len(texts) - 0.5, -0.5)  # first text at the top, bars in legend order
-        ax.set_xlim(0, top * 1.12)
+        ax.set_xlim(0, limit)
         ax.set_xlabel(metric_label)
         ax.set_ylabel("text")
         ax.grid(axis="x", alpha=0.3)
@@ -547,12 +605,18 @@ def plot_figure(report: CompareReport, *, title: str | None = None, dpi: float |
         ax.set_xticks(range(len(texts)))
         ax.set_xticklabels(labels, fontsize=_LABEL_FONT)
         ax.set_xlim(-0.5, len(texts) - 0.5)
-        ax.set_ylim(0, top * 1.16)
+        ax.set_ylim(0, limit)
         ax.set_ylabel(metric_label)
         ax.set_xlabel("text")
         ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
-    ax.legend(title="tokenizer", fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0),
+    handles, names = ax.get_legend_handles_labels()
+    if dominated:
+        from matplotlib.patches import Patch
+
+        handles.append(Patch(facecolor="white", edgecolor="0.15", hatch="///"))
+        names.append(f"unknown-dominated:\n>{UNKNOWN_DOMINATED:.0%} of the bytes\nin unknown tokens")
+    ax.legend(handles, names, title="tokenizer", fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0),
               borderaxespad=0.0, frameon=False)
 
     chars = int(size[0] * 72 / (0.55 * 9.5))  # characters of the subtitle per line
@@ -570,6 +634,8 @@ def plot_figure(report: CompareReport, *, title: str | None = None, dpi: float |
     fits = True
     for bars, texts_ in value_labels:
         for bar, text in zip(bars, texts_):
+            if not text.get_text():
+                continue  # an unknown-dominated bar labelled inside
             tb = text.get_window_extent(renderer)
             bb = bar.get_window_extent(renderer)
             if horizontal:

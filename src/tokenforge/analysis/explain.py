@@ -6,10 +6,17 @@ every merge in the order the rank rule applies it, as ``(left, right, rank)``.
 Encoding by frozen rank (Sennrich et al., 2016; tiktoken) merges, inside one pre-token, the
 adjacent pair whose concatenation has the lowest rank, leftmost first, until
 no adjacent pair is a token; a pre-token that is itself a token is produced
-whole without merging (tiktoken's rule), and the explanation says so. For
-WordPiece, Unigram and piece-level BPE pipelines the model's segmentation of
-each pre-token is recorded. The final ids always equal ``encode_ordinary``: the
-explanation is checked against the tokenizer before it is returned.
+whole without merging (tiktoken's rule), and the explanation says so. BPE from
+a ``tokenizer.json`` or ``merges.txt`` (HF tokenizers) logs its merges the same
+way, with the rank of each merge (its line in ``merges``), and byte-level ones
+are shown as the text they stand for, not in GPT-2's byte alphabet (``Ġ``,
+``Ã¶``). SentencePiece BPE (Kudo & Richardson, 2018) has no merge list: it
+merges the pair whose concatenation is the piece with the highest score, so
+its log gives each merge's score. For Unigram (Kudo, 2018) the Viterbi path is
+recorded: each piece with its log-probability, and their sum. For WordPiece
+the model's segmentation of each pre-token is recorded. The final ids always
+equal ``encode_ordinary``: the explanation is checked against the tokenizer
+before it is returned.
 
 Tokens are shown by their bytes (:func:`render_bytes`): printable text, ``␣``
 for a space, ``\\n``-style escapes for control characters, and ``<0xXX>`` for
@@ -30,9 +37,11 @@ Two demonstrations:
 from __future__ import annotations
 
 from ..errors import EncodeInputError, InvalidArgumentError
-from ..models.bpe import BPE
+from ..models.bpe import BPE, PieceBPE
+from ..models.unigram import Unigram
 
 import heapq
+import math
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -45,6 +54,7 @@ __all__ = [
     "Explanation",
     "Merge",
     "PieceTrace",
+    "ViterbiNode",
     "explain",
     "format_indent_costs",
     "format_number_splits",
@@ -53,6 +63,7 @@ __all__ = [
     "number_splits",
     "render_bytes",
     "token_bytes",
+    "token_merges",
 ]
 
 #: The number-splitting example: a long digit run, a decimal, a year before a CJK character.
@@ -160,16 +171,24 @@ def token_bytes(tokenizer: Any, token_id: int) -> bytes:
 
 @dataclass(frozen=True)
 class Merge:
-    """One merge step inside a pre-token: ``left + right`` became the token of ``rank``
-    at byte offset ``start`` of the piece."""
+    """One merge step inside a pre-token: ``left + right`` merged at byte offset ``start``
+    of the piece (offsets count the bytes shown).
+
+    ``rank`` is what ordered the merge in rank-based BPE: the token's rank (tiktoken files)
+    or the merge's index in ``merges`` (HF files); lowest first. SentencePiece BPE has no
+    ranks (``rank`` is ``None``): ``score`` is the score of the piece the pair became,
+    highest first. ``id`` is the token the pair became, where it is not ``rank``.
+    """
 
     left: bytes
     right: bytes
-    rank: int
+    rank: int | None
     start: int
+    score: float | None = None
+    id: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "left": render_bytes(self.left),
             "right": render_bytes(self.right),
             "rank": self.rank,
@@ -177,6 +196,33 @@ class Merge:
             "left_hex": self.left.hex(),
             "right_hex": self.right.hex(),
         }
+        if self.score is not None:
+            d["score"] = self.score
+        if self.id is not None:
+            d["id"] = self.id
+        return d
+
+    def render(self) -> str:
+        """``merge rank 258: h + e -> he``, or ``merge score -12: ...  (id 1234)``."""
+        step = f"{render_bytes(self.left)} + {render_bytes(self.right)} -> {render_bytes(self.left + self.right)}"
+        if self.rank is None:
+            score = "?" if self.score is None else f"{self.score:g}"
+            return f"merge score {score:>9}: {step}" + ("" if self.id is None else f"  (id {self.id})")
+        return f"merge rank {self.rank:>7}: {step}"
+
+
+@dataclass(frozen=True)
+class ViterbiNode:
+    """One piece of a Unigram model's best segmentation: its id (``None`` for an unknown
+    character, merged with its unknown neighbours afterwards), the bytes it covers, and
+    its log-probability ``score``."""
+
+    id: int | None
+    text: bytes
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "text": render_bytes(self.text), "hex": self.text.hex(), "score": self.score}
 
 
 def merge_trace(ranks: Mapping[bytes, int], piece: bytes) -> tuple[list[Merge], list[bytes]]:
@@ -245,7 +291,10 @@ class PieceTrace:
     ``text`` is the pre-token (normalized), ``ids`` its token ids.
     ``whole`` is true when the piece was produced by a whole-piece lookup
     (byte-level BPE: the piece is itself a token) or is an added token.
-    ``merges`` is the logged rank merge (byte-level BPE; empty otherwise).
+    ``merges`` is the logged merge (BPE of every kind; empty otherwise).
+    ``viterbi`` is a Unigram model's best path, ``None`` for other models.
+    ``vocab_text`` is the pre-token as the vocabulary spells it when that differs
+    from ``text`` (GPT-2's byte alphabet: ``ĠschÃ¶n`` for `` schön``).
     """
 
     text: str
@@ -255,16 +304,26 @@ class PieceTrace:
     whole: bool = False
     added: bool = False
     merged: list[bytes] | None = None  #: where the merges alone stop (byte-level BPE)
+    viterbi: list[ViterbiNode] | None = None
+    vocab_text: str | None = None
+
+    @property
+    def score(self) -> float | None:
+        """Log-probability of the Viterbi path (Unigram), else ``None``."""
+        return None if self.viterbi is None else math.fsum(n.score for n in self.viterbi)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "text": self.text,
+            "vocab_text": self.vocab_text,
             "ids": list(self.ids),
             "tokens": [render_bytes(t) for t in self.tokens],
             "whole_piece": self.whole,
             "added_token": self.added,
             "merges": [m.to_dict() for m in self.merges],
             "merged": None if self.merged is None else [render_bytes(t) for t in self.merged],
+            "viterbi": None if self.viterbi is None else [n.to_dict() for n in self.viterbi],
+            "score": self.score,
         }
 
 
@@ -310,12 +369,14 @@ class Explanation:
             if p.added:
                 lines.append(f"{head}  added token -> {p.ids}")
                 continue
-            lines.append(head)
+            lines.append(head + (f"  (vocab: {p.vocab_text})" if p.vocab_text is not None else ""))
             for m in p.merges:
-                lines.append(
-                    f"    merge rank {m.rank:>7}: {render_bytes(m.left)} + {render_bytes(m.right)}"
-                    f" -> {render_bytes(m.left + m.right)}"
-                )
+                lines.append("    " + m.render())
+            if p.viterbi is not None:
+                for n in p.viterbi:
+                    who = "unknown" if n.id is None else f"id {n.id}"
+                    lines.append(f"    viterbi log-prob {n.score:>9.4g}: {render_bytes(n.text)}  ({who})")
+                lines.append(f"    best path log-prob {p.score:.4g} (sum over {len(p.viterbi)} pieces)")
             if p.whole and p.merged is not None and p.merged != p.tokens:
                 lines.append(
                     "    the piece is a token: taken whole by lookup (the merges alone stop at "
@@ -401,6 +462,7 @@ def _explain_pipeline(pipe: Any, text: str) -> Explanation:
     norm = pipe.normalizer
     pre = pipe.pre_tokenizer
     text_fixed = _fix_surrogates(text)
+    byte_level = _pipeline_byte_level(pipe)
     traces: list[PieceTrace] = []
     normalized_parts: list[str] = []
     # the tokenizer's _segments finds added tokens (non-special ones always match in encode_ordinary).
@@ -415,15 +477,18 @@ def _explain_pipeline(pipe: Any, text: str) -> Explanation:
             continue
         pieces = [normed] if pre is None else pre.split(normed, start == 0)
         for piece in pieces:
-            ids = [t[0] for t in model.tokenize(piece)]
-            traces.append(PieceTrace(piece, ids, [token_bytes(pipe, i) for i in ids], whole=len(ids) == 1))
+            traces.append(_trace_piece(pipe, piece, byte_level))
     ids = [i for t in traces for i in t.ids]
     pre_name = None
     if pre is not None:
         pre_name = pre.to_dict().get("type", type(pre).__name__)
+    if isinstance(model, PieceBPE):
+        family = "SentencePiece BPE" if model.is_sentencepiece else "byte-level BPE" if byte_level else "BPE"
+    else:
+        family = type(model).__name__
     return Explanation(
         tokenizer=_tokenizer_label(pipe),
-        family=type(model).__name__,
+        family=family,
         text=text,
         normalized="".join(normalized_parts) if norm is not None else None,
         pre_tokenizer=pre_name,
@@ -432,6 +497,88 @@ def _explain_pipeline(pipe: Any, text: str) -> Explanation:
         token_strings=[pipe.id_to_token(i) for i in ids],
         token_bytes=[b for t in traces for b in t.tokens],
     )
+
+
+def _spelled(pipe: Any, s: str, byte_level: bool) -> bytes:
+    """The bytes a string in the vocabulary's alphabet stands for (part of a pre-token)."""
+    if byte_level:
+        from ..bytelevel import decode_string
+
+        try:
+            return decode_string(s)
+        except (KeyError, ValueError):
+            return s.encode("utf-8", "surrogatepass")
+    return s.replace("▁", " ").encode("utf-8", "surrogatepass")
+
+
+def _vocab_bytes(pipe: Any, s: str, byte_level: bool) -> bytes:
+    """The bytes of a vocabulary string that took part in a merge."""
+    tid = pipe.model.token_to_id(s)
+    return token_bytes(pipe, tid) if tid is not None else _spelled(pipe, s, byte_level)
+
+
+def _merges_of(pipe: Any, piece: str, log: list, byte_level: bool) -> list[Merge]:
+    """:meth:`PieceBPE.merge_trace <tokenforge.models.bpe.PieceBPE.merge_trace>`'s log as
+    :class:`Merge` steps over the bytes shown."""
+    sp = pipe.model.is_sentencepiece
+    return [
+        Merge(_vocab_bytes(pipe, left, byte_level), _vocab_bytes(pipe, right, byte_level),
+              None if sp else int(priority), len(_spelled(pipe, piece[:start], byte_level)),
+              score=float(priority) if sp else None, id=new_id)
+        for start, left, right, new_id, priority in log
+    ]
+
+
+def token_merges(tokenizer: Any, token_id: int) -> tuple[list[Merge], list[bytes]] | None:
+    """How the merges build one token from its bytes: ``(merges, parts)``, ``parts`` being
+    where the merges stop (``[token bytes]`` when they reach the token). For byte-level BPE
+    by rank (tiktoken files) and by merge list (HF byte-level files, ranks = lines of
+    ``merges``); ``None`` for other families, whose merges do not start from bytes.
+
+    >>> import tokenforge
+    >>> merges, parts = token_merges(tokenforge.get_encoding("gpt2"), 31373)  # "hello"
+    >>> [m.rank for m in merges][-1], parts
+    (31373, [b'hello'])
+    """
+    model = tokenizer.model
+    if isinstance(model, BPE):
+        return merge_trace(model.ranks, tokenizer.decode_single_token_bytes(token_id))
+    if not (isinstance(model, PieceBPE) and not model.is_sentencepiece and _pipeline_byte_level(tokenizer)):
+        return None
+    spelled = model.id_to_token(token_id)
+    if spelled is None:
+        return None
+    toks, log = model.merge_trace(spelled, lookup=False)
+    return _merges_of(tokenizer, spelled, log, True), [token_bytes(tokenizer, t[0]) for t in toks]
+
+
+def _trace_piece(pipe: Any, piece: str, byte_level: bool) -> PieceTrace:
+    """What the model of a pipeline makes of one pre-token: BPE merges with their rank or
+    score, a Unigram Viterbi path with its scores, or (WordPiece, WordLevel) the tokens."""
+    model = pipe.model
+    text, vocab_text = piece, None
+    if byte_level:
+        text = _spelled(pipe, piece, True).decode("utf-8", "replace")
+        vocab_text = piece if text != piece else None
+    merges: list[Merge] = []
+    viterbi = None
+    merged = None
+    if isinstance(model, PieceBPE):
+        toks, log = model.merge_trace(piece)
+        if model.ignore_merges and len(toks) == 1 and not log and len(piece) > 1:
+            # taken whole by lookup (HF's ignore_merges, tiktoken's rule): log the merges anyway
+            alone, log = model.merge_trace(piece, lookup=False)
+            merged = [token_bytes(pipe, t[0]) for t in alone]
+        merges = _merges_of(pipe, piece, log, byte_level)
+    elif isinstance(model, Unigram):
+        viterbi = [ViterbiNode(None if i < 0 else i, _spelled(pipe, piece[s:e], byte_level), sc)
+                   for i, s, e, sc in model.viterbi_nodes(piece)]
+        toks = model.tokenize(piece)
+    else:
+        toks = model.tokenize(piece)
+    ids = [t[0] for t in toks]
+    return PieceTrace(text, ids, [token_bytes(pipe, i) for i in ids], merges, whole=len(ids) == 1,
+                      merged=merged, viterbi=viterbi, vocab_text=vocab_text)
 
 
 # ---------------------------------------------------------------------------

@@ -98,7 +98,7 @@ def register_compare(subparsers: Any) -> argparse.ArgumentParser:
 
     c = add_parser(
         subparsers, "compare",
-        help="compare tokenizers on texts: bytes/token, chars/token, tokens/word, UNK rate, cost vs English",
+        help="compare tokenizers on texts: bytes/token, chars/token, tokens/word, UNK rate and bytes, cost vs English",
         description="Compare tokenizers on the same texts (Rust et al., 2021; Petrov et al., 2023). A tokenizer is "
                     "what -t takes (an encoding or model name, a tokenizer file or folder) or train:KIND[:VOCAB_SIZE] "
                     "(KIND: " + ", ".join(TRAIN_KINDS) + ") trained now on the embedded corpus, or a byte patching scheme "
@@ -127,7 +127,8 @@ def register_compare(subparsers: Any) -> argparse.ArgumentParser:
                         "columns lang and text (default: the shipped UDHR sample)")
     c.add_argument("--format", default="table", choices=FORMATS, help="output format")
     c.add_argument("--plot", default=None, metavar="OUT.png",
-                   help="also save a bar chart of bytes/token (needs matplotlib; default: no chart)")
+                   help="also save a bar chart of bytes/token (needs matplotlib; default: no chart); bars of "
+                        "unknown-dominated rows (over half the bytes in [UNK]) are hatched and do not set the axis")
     c.add_argument("--reference", default="en", metavar="LABEL",
                    help="text (lang or file name) to divide token counts by; '' for none")
     add_input_errors_arg(c)
@@ -210,6 +211,10 @@ def register_explain(subparsers: Any) -> argparse.ArgumentParser:
     p = add_parser(
         subparsers, "explain",
         help="show how a text is tokenized, stage by stage (normalize, pre-tokens, merges, ids)",
+        description="Show how a text is tokenized, stage by stage: the normalized text, the pre-tokens, "
+                    "what the model does with each (BPE: every merge with its rank, or for SentencePiece BPE "
+                    "the score of the piece it makes; Unigram: the Viterbi path with each piece's "
+                    "log-probability) and the ids. Byte-level vocabularies are shown as the text they stand for.",
         examples=[
             "tokenforge explain 'hello world' -t cl100k",
             "echo 'naïve café' | tokenforge explain -t tokenizer.json",

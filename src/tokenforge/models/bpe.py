@@ -40,7 +40,7 @@ from .. import bytelevel as _bytelevel
 from ..encoding import utf8_char_starts
 from ..errors import EncodeInputError, FileFormatError, InvalidArgumentError, UnknownTokenError
 from ..limits import MAX_VOCAB_SIZE, check_token_sizes
-from ..sentencepiece.bpe import SentencePieceTables, sp_tokenize
+from ..sentencepiece.bpe import SentencePieceTables, sp_merge, sp_tokenize
 from ..sentencepiece.constants import PieceType, byte_piece
 from .base import Model
 
@@ -879,10 +879,38 @@ class PieceBPE(Model):
             return self._sp_tokenize(piece, p, rng)
         return self._hf_tokenize(piece, p, rng)
 
+    def merge_trace(
+        self, piece: str, lookup: bool = True
+    ) -> tuple[list[tuple[int, int, int]], list[tuple[int, str, str, int, float]]]:
+        """:meth:`tokenize` of ``piece`` (no dropout) with every merge logged in the order it happens.
+
+        Returns ``(tokens, merges)``; each merge is ``(start, left, right, id, priority)``:
+        the code-point offset in ``piece`` where the pair starts, the two vocabulary
+        strings merged, the id they became, and what chose the pair: the merge rank
+        (HF: its index in ``merges``, lowest first) or, for a SentencePiece model, the
+        score of the new piece (highest first). ``lookup=False`` skips the whole-piece
+        lookup of ``ignore_merges``, to show where the merges alone stop. Runs the Python
+        loops, which the native core is tested against.
+
+        >>> m = PieceBPE({"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4}, ["a b", "ab c"])
+        >>> m.merge_trace("abc")
+        ([(4, 0, 3)], [(0, 'a', 'b', 3, 0), (0, 'ab', 'c', 4, 1)])
+        """
+        if not isinstance(piece, str):
+            raise EncodeInputError(f"piece must be str, got {type(piece).__name__}")
+        log: list[tuple[int, str, str, int, float]] = []
+        if not piece:
+            return [], log
+        if self._sp is not None:
+            return sp_merge(self._sp, piece, 0.0, None, log), log
+        return self._hf_tokenize(piece, 0.0, None, log, lookup), log
+
     # HF semantics ---------------------------------------------------------
-    def _hf_tokenize(self, piece: str, p: float, rng) -> list[tuple[int, int, int]]:
+    def _hf_tokenize(
+        self, piece: str, p: float, rng, log: list | None = None, lookup: bool = True
+    ) -> list[tuple[int, int, int]]:
         vocab = self._vocab
-        if self.ignore_merges:
+        if self.ignore_merges and lookup:
             i = vocab.get(piece)
             if i is not None:
                 return [(i, 0, len(piece))]
@@ -926,9 +954,9 @@ class PieceBPE(Model):
             syms.append(unk)
         if len(syms) < 2 or not self._merge_map:
             return [tuple(s) for s in syms]  # type: ignore[misc]
-        if p == 0.0 and len(syms) <= SHORT_PIECE_SYMBOLS:
+        if p == 0.0 and len(syms) <= SHORT_PIECE_SYMBOLS and log is None:
             return self._hf_merge_short(syms)
-        return self._hf_merge_heap(syms, p, rng)
+        return self._hf_merge_heap(syms, p, rng, log)
 
     def _hf_merge_short(self, syms: list[list[int]]) -> list[tuple[int, int, int]]:
         get = self._merge_map.get
@@ -950,7 +978,7 @@ class PieceBPE(Model):
             if best_k < len(cand):
                 cand[best_k] = get((new_id, syms[best_k + 1][0]))
 
-    def _hf_merge_heap(self, syms: list[list[int]], p: float, rng) -> list[tuple[int, int, int]]:
+    def _hf_merge_heap(self, syms: list[list[int]], p: float, rng, log: list | None = None) -> list[tuple[int, int, int]]:
         get = self._merge_map.get
         n = len(syms)
         ids = [s[0] for s in syms]
@@ -982,6 +1010,8 @@ class PieceBPE(Model):
             for s in skipped:
                 heapq.heappush(heap, s)
             skipped.clear()
+            if log is not None:
+                log.append((syms[k][1], self._id_to_token[ids[k]], self._id_to_token[ids[j]], new_id, top[0]))
             ids[k] = new_id
             ends[k] = ends[j]
             alive[j] = False

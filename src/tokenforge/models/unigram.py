@@ -624,6 +624,25 @@ class Unigram(Model):
             out.append(([t[0] for t in self._finish(piece, path)], score))
         return out
 
+    def viterbi_nodes(self, piece: str) -> list[tuple[int, int, int, float]]:
+        """The best path of ``piece`` before unknown characters are merged, as
+        ``(id, start, end, score)`` per node: code-point spans, id -1 for an unknown
+        character, ``score`` the log-probability the path adds (an unknown character:
+        ``min_score - 10``; a user-defined piece: its fixed bonus). The scores sum to
+        :meth:`viterbi_score`.
+
+        >>> from math import log
+        >>> m = Unigram([("<unk>", 0.0), ("a", log(.15)), ("b", log(.15)), ("ab", log(.4))])
+        >>> [(i, s, e, round(sc, 3)) for i, s, e, sc in m.viterbi_nodes("abx")]
+        [(3, 0, 2, -0.916), (-1, 2, 3, -11.897)]
+        """
+        path = self.viterbi_path(piece)
+        out = []
+        for k, (pid, start) in enumerate(path):
+            end = path[k + 1][1] if k + 1 < len(path) else len(piece)
+            out.append((pid, start, end, self._exact_unk if pid < 0 else self._exact_score[pid]))
+        return out
+
     def viterbi_score(self, piece: str) -> float:
         """Log-probability of the best segmentation (unknown characters at ``min_score - 10``)."""
         path = self.viterbi_path(piece)

@@ -123,11 +123,12 @@ def sp_tokenize(
         start = end
     return out
 
-def sp_merge(sp: SentencePieceTables, text: str, p: float, rng) -> list[tuple[int, int, int]]:
+def sp_merge(sp: SentencePieceTables, text: str, p: float, rng, log: list | None = None) -> list[tuple[int, int, int]]:
     """One part of the text, merged: user-defined pieces first (longest match), then the
     adjacent pair whose concatenation is the highest-scoring piece, leftmost first on ties
     (a heap with lazy deletion); UNUSED pieces are split back, unknown symbols fused or
-    spelled as byte pieces."""
+    spelled as byte pieces. ``log`` (a list) receives each merge as it happens:
+    ``(start, left, right, id, score)``."""
     pieces = sp.pieces
     scores = sp.scores
     types = sp.types
@@ -190,6 +191,9 @@ def sp_merge(sp: SentencePieceTables, text: str, p: float, rng) -> list[tuple[in
         for s in skipped:
             push(heap, s)
         skipped.clear()
+        if log is not None:
+            a, b = text[starts[left] : ends[left]], text[starts[right] : ends[right]]
+            log.append((starts[left], a, b, pieces[a + b], -top[0]))
         ends[left] = ends[right]
         alive[right] = False
         r2 = nxt[right]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..analysis.explain import indent_costs, merge_trace, number_splits, render_bytes, token_bytes
+from ..analysis.explain import indent_costs, number_splits, render_bytes, token_bytes, token_merges
 from ..models.bpe import BPE
 from ..specials import SpecialPolicy
 from ..tokenizer import Tokenizer
@@ -104,8 +104,9 @@ def _merge_tree(merges: Sequence[Any], parts: Sequence[bytes]) -> list[dict[str,
 
 
 def token_view(tok: Tokenizer, token_id: int) -> dict[str, Any]:
-    """One token: its bytes, its vocabulary spelling, and for byte-level BPE the merge
-    tree that builds it from bytes (with ranks) and whether the merges alone reach it."""
+    """One token: its bytes, its vocabulary spelling, and for byte-level BPE (tiktoken
+    ranks or an HF merge list) the merge tree that builds it from bytes (with ranks) and
+    whether the merges alone reach it."""
     raw = token_bytes(tok, token_id)
     out: dict[str, Any] = {
         "id": token_id,
@@ -119,10 +120,13 @@ def token_view(tok: Tokenizer, token_id: int) -> dict[str, Any]:
         "reached_by_merges": None,
     }
     model = tok.model
-    if isinstance(model, BPE) and not out["special"]:
-        ranks = model.ranks
-        out["rank"] = ranks.get(raw)
-        merges, parts = merge_trace(ranks, raw)
+    traced = None if out["special"] else token_merges(tok, token_id)  # byte-level BPE: tiktoken or HF files
+    if traced is not None:
+        merges, parts = traced
+        if isinstance(model, BPE):
+            out["rank"] = model.ranks.get(raw)
+        elif merges and parts == [raw]:
+            out["rank"] = merges[-1].rank  # HF: the line of merges that makes the token
         out["tree"] = _merge_tree(merges, parts)
         out["reached_by_merges"] = parts == [raw]
     return out

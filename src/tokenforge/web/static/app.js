@@ -659,7 +659,7 @@
     if (info.reached_by_merges === false) rank += " (not reached by the merges alone)";
     $("d-rank").textContent = rank;
     const wrap = $("d-tree-wrap");
-    if (info.family === "bpe" && Array.isArray(info.tree)) {
+    if (Array.isArray(info.tree)) {
       $("d-tree").replaceChildren(treeList(info.tree));
       wrap.hidden = false;
     } else {
