@@ -498,9 +498,10 @@ def _tilde(*args: Any) -> str:
     return _join("", strs)
 
 
-def _tick() -> str:
+@jinja2.pass_context  # so that Jinja does not call it once at compile time instead
+def _tick(context: Any, _: Any) -> None:
+    """Counts one loop iteration (a filter: called directly, not through the sandbox)."""
     _budget().step()
-    return ""
 
 
 class _Environment(ImmutableSandboxedEnvironment):
@@ -572,7 +573,8 @@ class _TemplateText(NodeTransformer):
 
     def visit_For(self, node: nodes.For) -> nodes.Node:
         self.generic_visit(node)
-        node.body.insert(0, nodes.ExprStmt(self._call("tick", [], node), lineno=node.lineno))
+        tick = nodes.Filter(nodes.Const(None), self.prefix + "tick", [], [], None, None, lineno=node.lineno)
+        node.body.insert(0, nodes.ExprStmt(tick, lineno=node.lineno))
         return node
 
 
@@ -625,7 +627,7 @@ def compile_template(source: str) -> Compiled:
     tree = rewrite.visit(tree)
     constants: dict[str, Any] = dict(rewrite.values)
     constants[rewrite.prefix + "tilde"] = _tilde
-    constants[rewrite.prefix + "tick"] = _tick
+    env.filters[rewrite.prefix + "tick"] = _tick
     try:
         template = env.from_string(tree)
     except jinja2.exceptions.TemplateSyntaxError as exc:
