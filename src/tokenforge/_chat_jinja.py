@@ -106,7 +106,7 @@ class TemplateStr(str):
     def __format__(self, spec: str) -> str:
         return self if not spec else format(str.__str__(self), spec)
 
-    def __add__(self, other: str) -> str:  # type: ignore[override]
+    def __add__(self, other: str) -> str:
         if not isinstance(other, str):
             return NotImplemented
         return _make(str.__add__(self, other), self._mask + _mask(other))
@@ -116,10 +116,10 @@ class TemplateStr(str):
             return NotImplemented
         return _make(str.__add__(other, self), _mask(other) + self._mask)
 
-    def __mul__(self, n: SupportsIndex) -> str:  # type: ignore[override]
+    def __mul__(self, n: SupportsIndex) -> str:
         r = str.__mul__(self, n)
         if r is NotImplemented:
-            return r
+            return cast(str, r)
         return _make(r, self._mask * n.__index__())
 
     __rmul__ = __mul__
@@ -127,7 +127,7 @@ class TemplateStr(str):
     def __mod__(self, args: Any) -> str:
         return _percent(self, args)
 
-    def __getitem__(self, key: SupportsIndex | slice) -> str:  # type: ignore[override]
+    def __getitem__(self, key: SupportsIndex | slice) -> str:
         r = str.__getitem__(self, key)
         return _make(r, self._mask[key] if isinstance(key, slice) else bytes((self._mask[key],)))
 
@@ -158,15 +158,15 @@ class TemplateStr(str):
         r = str.removesuffix(self, suffix)
         return _make(r, self._mask[:len(r)])
 
-    def split(self, sep: str | None = None, maxsplit: SupportsIndex = -1) -> list[str]:  # type: ignore[override]
+    def split(self, sep: str | None = None, maxsplit: SupportsIndex = -1) -> list[str]:
         parts = str.split(self, sep, maxsplit)
         return _at(self, parts, _split_starts(self, parts, sep)) or parts
 
-    def rsplit(self, sep: str | None = None, maxsplit: SupportsIndex = -1) -> list[str]:  # type: ignore[override]
+    def rsplit(self, sep: str | None = None, maxsplit: SupportsIndex = -1) -> list[str]:
         parts = str.rsplit(self, sep, maxsplit)
         return _at(self, parts, _split_starts(self, parts, sep)) or parts
 
-    def splitlines(self, keepends: bool = False) -> list[str]:  # type: ignore[override]
+    def splitlines(self, keepends: bool = False) -> list[str]:
         whole = str.splitlines(self, True)
         parts = whole if keepends else str.splitlines(self, False)
         starts, pos = [], 0
@@ -175,17 +175,17 @@ class TemplateStr(str):
             pos += len(w)
         return _at(self, parts, starts) or parts
 
-    def partition(self, sep: str) -> tuple[str, str, str]:  # type: ignore[override]
+    def partition(self, sep: str) -> tuple[str, str, str]:
         parts = str.partition(self, sep)
         found = _at(self, parts, (0, len(parts[0]), len(parts[0]) + len(parts[1])))
         return cast("tuple[str, str, str]", tuple(found)) if found else parts
 
-    def rpartition(self, sep: str) -> tuple[str, str, str]:  # type: ignore[override]
+    def rpartition(self, sep: str) -> tuple[str, str, str]:
         parts = str.rpartition(self, sep)
         found = _at(self, parts, (0, len(parts[0]), len(parts[0]) + len(parts[1])))
         return cast("tuple[str, str, str]", tuple(found)) if found else parts
 
-    def replace(self, old: str, new: str, count: SupportsIndex = -1) -> str:  # type: ignore[override]
+    def replace(self, old: str, new: str, count: SupportsIndex = -1) -> str:
         r = str.replace(self, old, new, count)
         n = count.__index__()
         if old:
@@ -272,6 +272,7 @@ def _percent(fmt: TemplateStr, args: Any) -> str:
     return built if built == r else r
 
 
+@functools.lru_cache(maxsize=1024)
 def trusted(text: str) -> TemplateStr:
     """``text`` as the template's own text (the template source, the tokenizer's config)."""
     return TemplateStr(text)
@@ -512,6 +513,10 @@ class _Environment(ImmutableSandboxedEnvironment):
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         b = _budget()
         b.tick()
+        if operator == "+" and isinstance(left, str) and isinstance(right, str):  # the common case, quickly
+            if len(left) + len(right) > b.max_size:
+                b.size(len(left) + len(right))
+            return left + right
         _check_binop(b, operator, left, right)
         return b.result(super().call_binop(context, operator, left, right))
 
@@ -586,11 +591,11 @@ def _tojson(x: Any, ensure_ascii: bool = False, indent: int | str | None = None,
             separators: tuple[str, str] | None = None, sort_keys: bool = False) -> str:
     """``transformers``' ``tojson`` (``json.dumps``); the text is the data's, so user text."""
     if indent is not None:
-        width = indent if _is_int(indent) else len(indent) if isinstance(indent, str) else 0
+        width = indent if isinstance(indent, int) else len(indent) if isinstance(indent, str) else 0
         flat = json.dumps(x, ensure_ascii=ensure_ascii, indent=0, separators=separators, sort_keys=sort_keys)
         one = json.dumps(x, ensure_ascii=ensure_ascii, indent=1, separators=separators, sort_keys=sort_keys)
         _budget().size(len(flat) + (len(one) - len(flat)) * width)
-    return plain(json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys))
+    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 
 def _strftime_now(fmt: str) -> str:
@@ -607,7 +612,10 @@ class Compiled:
         self.constants = constants
 
 
+@functools.lru_cache(maxsize=64)
 def compile_template(source: str) -> Compiled:
+    """The template compiled once (as ``transformers`` caches its own); a compiled template
+    is immutable and renders re-entrantly."""
     env = _Environment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
     env.concat = _concat  # type: ignore[method-assign]
     for name, f in list(env.filters.items()):
@@ -648,7 +656,7 @@ def render(compiled: Compiled, variables: Mapping[str, Any]) -> str:
     """Render with the limits; every failure is a :class:`ChatTemplateError`."""
     token = _BUDGET.set(_Budget())
     try:
-        return cast(str, compiled.template.render({**variables, **compiled.constants}))
+        return compiled.template.render({**variables, **compiled.constants})
     except ChatTemplateLimitError as exc:
         raise ChatTemplateLimitError(f"{exc}{_template_line(exc)}") from None
     except TokenforgeError:
