@@ -259,6 +259,8 @@ def _percent(fmt: TemplateStr, args: Any) -> str:
             continue
         spec = str.__getitem__(fmt, slice(m.start(), m.end()))
         if m["key"] is not None:
+            if "(" in m["key"]:  # Python matches nested parentheses in a key; not followed here
+                return r
             pieces.append(str.__mod__(spec, args))
             continue
         n = 1 + (m["width"] == "*") + (m["prec"] == "*")
