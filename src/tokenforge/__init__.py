@@ -14,6 +14,8 @@ from ._version import __version__
 from .encodings import encoding_for_model, encoding_name_for_model, get_encoding, list_encodings
 from .errors import (
     ArgumentTypeError,
+    ChatTemplateError,
+    ChatTemplateLimitError,
     DecodeError,
     EncodeInputError,
     FileFormatError,
@@ -111,6 +113,8 @@ __all__ = [
     "AddedToken",
     "AlignedGroup",
     "ArgumentTypeError",
+    "ChatTemplateError",
+    "ChatTemplateLimitError",
     "BPE",
     "BPETrainer",
     "DecodeError",

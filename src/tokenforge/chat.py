@@ -44,9 +44,9 @@ True
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar, NoReturn, SupportsIndex, cast
+from typing import Any, ClassVar, cast
 
 from .errors import EncodeInputError, SpecialTokenError
 
@@ -194,87 +194,30 @@ class Llama3(ChatTemplate):
 
 # ---------------------------------------------------------------------------
 # Jinja templates (transformers' chat_template), with the same injection rule.
-#
-# A Jinja template renders one string, and the message text sits inside it. To
-# know which characters came from messages, every string in the messages is
-# handed to the template as a ``_Text``: a ``str`` that prints itself between
-# two marker characters (private-use code points that occur nowhere in the
-# input), and whose string methods (strip, split, replace, slicing, ...) return
-# marked strings again. The rendered string is then cut at the markers: marked
-# runs are message text (encoded with special matching off), the rest is the
-# template's own text, where special-token strings are control tokens.
-#
-# A template that moves message text out of the markers (``tojson`` of a
-# message, say) could still leak it; so the template is rendered a second time
-# with every special-token string removed from the messages, and the control
-# tokens of the two renders must be the same, else the render is refused.
-
-#: Each entry is two marker characters, (left, right).
-_MARKS: tuple[Sequence[str], ...] = ("\ue000\ue001", "\uf8fe\uf8ff", "\U000f0000\U000f0001", "\U00100000\U00100001")
 
 
-class _Text(str):
-    """A message string as a template sees it (see above)."""
-
-    __slots__ = ()
-    left = "\ue000"
-    right = "\ue001"
-
-    def __str__(self) -> str:
-        return f"{self.left}{str.__str__(self)}{self.right}"
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self), spec)
-
-    def __html__(self) -> str:
-        return str(self)
-
-    def _wrap(self, value: Any) -> Any:
-        if type(value) is str:
-            return type(self)(value)
-        if isinstance(value, list):
-            return [self._wrap(v) for v in value]
-        if isinstance(value, tuple):
-            return tuple(self._wrap(v) for v in value)
-        return value
-
-    def __add__(self, other: str) -> str:
-        return str(self) + (str(other) if isinstance(other, _Text) else other)
-
-    def __radd__(self, other: str) -> str:
-        return other + str(self)
-
-    def __mod__(self, other: object) -> str:
-        return str(self) % other
-
-    def __mul__(self, n: SupportsIndex) -> str:
-        return cast(str, self._wrap(str.__str__(self) * n))
-
-    def __getitem__(self, key: SupportsIndex | slice) -> str:
-        return cast(str, self._wrap(str.__getitem__(self, key)))
-
-    def __iter__(self) -> Iterator[str]:
-        return (type(self)(c) for c in str.__str__(self))
-
-
-def _text_method(name: str) -> Callable[..., Any]:
-    base = getattr(str, name)
-
-    def method(self: _Text, *args: Any, **kwargs: Any) -> Any:
-        return self._wrap(base(self, *args, **kwargs))
-
-    method.__name__ = name
-    return method
-
-
-for _name in ("strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "casefold", "replace", "split",
-              "rsplit", "splitlines", "partition", "rpartition", "removeprefix", "removesuffix", "center", "ljust",
-              "rjust", "zfill", "expandtabs", "swapcase"):
-    setattr(_Text, _name, _text_method(_name))
+#: Role names that are the template's own words (so ``'<|' + role + '|>'`` templates, as
+#: Phi-3's, write the control token ``transformers`` writes); any other role is user text.
+STANDARD_ROLES = frozenset({"system", "user", "assistant", "tool", "ipython", "developer", "function"})
 
 
 class JinjaTemplate(ChatTemplate):
-    """A ``transformers`` chat template (Jinja) rendered with the injection rule above."""
+    """A ``transformers`` chat template (Jinja), where no user-supplied text becomes a control token.
+
+    The template runs in Jinja's immutable sandbox, as ``transformers`` runs it, with the
+    variables ``transformers`` gives it (``messages``, ``add_generation_prompt``, ``tools``,
+    ``documents``, the tokenizer's ``*_token`` names, extra keyword arguments,
+    ``raise_exception``, ``tojson``, ``strftime_now``). The rendered text knows, per
+    character, whether the template wrote it (its string constants and the text between its
+    tags, the ``*_token`` names, the standard role names) or it came from the caller's data
+    (message contents and names, tools, documents, extra variables). Only the template's own
+    text is searched for special tokens; the rest is encoded with special-token matching
+    off, whatever the template does to it (``trim``, ``replace``, ``tojson``, slicing).
+    No marker character is used, so nothing in the data can forge the template's text.
+
+    Hostile templates are bounded (loop iterations, size of what they build, wall time:
+    :mod:`tokenforge.limits`); every failure is a :class:`~tokenforge.errors.ChatTemplateError`.
+    """
 
     name = "Jinja"
 
@@ -282,8 +225,7 @@ class JinjaTemplate(ChatTemplate):
         if not isinstance(source, str):
             raise EncodeInputError(f"a chat template is a Jinja string, got {type(source).__name__}")
         try:
-            import jinja2
-            from jinja2.sandbox import ImmutableSandboxedEnvironment
+            from . import _chat_jinja
         except ImportError:
             from .errors import MissingDependencyError
 
@@ -293,90 +235,30 @@ class JinjaTemplate(ChatTemplate):
         self._tok = tokenizer
         self._ids = dict(tokenizer.special_tokens)
         self._source = source
-        self._jinja = jinja2
-        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
-
-        def raise_exception(message: str) -> NoReturn:
-            raise jinja2.exceptions.TemplateError(message)
-
-        def tojson(
-            x: Any, ensure_ascii: bool = False, indent: int | str | None = None,
-            separators: tuple[str, str] | None = None, sort_keys: bool = False,
-        ) -> str:
-            import json
-
-            return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
-
-        def strftime_now(fmt: str) -> str:
-            from datetime import datetime
-
-            return datetime.now().strftime(fmt)
-
-        env.filters["tojson"] = tojson
-        env.globals["raise_exception"] = raise_exception
-        env.globals["strftime_now"] = strftime_now
-        try:
-            self._template = env.from_string(source)
-        except jinja2.exceptions.TemplateSyntaxError as exc:
-            raise EncodeInputError(f"the chat template is not valid Jinja: {exc.message} (line {exc.lineno})") from None
-        names = {k: v for k, v in tokenizer.config.items() if k.endswith("_token") and isinstance(v, str)}
-        self._context = {**names, "tools": tools, "documents": documents, **kwargs}
+        self._jinja = _chat_jinja
+        self._compiled = _chat_jinja.compile_template(source)
+        names = {k: _chat_jinja.trusted(v) for k, v in tokenizer.config.items() if k.endswith("_token") and isinstance(v, str)}
+        user = _chat_jinja.plain({"tools": tools, "documents": documents, **kwargs})
+        self._context = {**names, **user}
 
     def parts(self, messages: Sequence[Message], add_generation_prompt: bool = False) -> list[Part]:
         if isinstance(messages, (str, Mapping)):
             raise EncodeInputError("messages must be a list of {'role': ..., 'content': ...} mappings")
-        marks = self._marks(messages)
-        rendered = self._render(messages, add_generation_prompt, marks)
-        parts = self._cut(rendered, marks)
-        specials = list(self._ids)
-        if specials:
-            # The same render with no special-token string in any message must put the same
-            # control tokens: otherwise message text reached the template's own text.
-            clean = self._render(_without(messages, specials), add_generation_prompt, marks)
-            if [p for p in self._cut(clean, marks) if isinstance(p, Control)] != [p for p in parts if isinstance(p, Control)]:
-                raise SpecialTokenError(
-                    "the chat template moves message text out of the text it writes (e.g. through tojson), so "
-                    "control tokens could come from a message; refusing to render it"
-                )
-        return parts
-
-    def _marks(self, messages: Any) -> tuple[str, str]:
-        seen = self._source + repr(messages) + repr(self._context)
-        for left, right in _MARKS:
-            if left not in seen and right not in seen:
-                return left, right
-        raise EncodeInputError("the messages use every private-use marker tokenforge needs to track their text")
-
-    def _render(self, messages: Any, add_generation_prompt: bool, marks: tuple[str, str]) -> str:
-        text_type = type("_MarkedText", (_Text,), {"__slots__": (), "left": marks[0], "right": marks[1]})
-        try:
-            return self._template.render(
-                messages=_wrap(messages, text_type), add_generation_prompt=add_generation_prompt,
-                **{k: _wrap(v, text_type) if k == "documents" else v for k, v in self._context.items()},
-            )
-        except self._jinja.exceptions.TemplateError as exc:
-            raise EncodeInputError(f"the chat template failed: {exc}") from None
-
-    def _cut(self, rendered: str, marks: tuple[str, str]) -> list[Part]:
-        left, right = marks
+        j = self._jinja
+        rendered = j.render(self._compiled, {
+            **self._context, "messages": [self._message(m) for m in messages],
+            "add_generation_prompt": bool(add_generation_prompt),
+        })
         out: list[Part] = []
-        depth = 0
-        literal: list[str] = []
-        for piece in _split_marks(rendered, left, right):
-            if piece == left:
-                if depth == 0 and literal:
-                    out += self._controls("".join(literal))
-                    literal = []
-                depth += 1
-            elif piece == right:
-                depth = max(depth - 1, 0)
-            elif depth:
-                out.append(piece)  # message text: never a control token
-            else:
-                literal.append(piece)
-        if literal:
-            out += self._controls("".join(literal))
+        for text, own in j.runs(rendered):
+            out += self._controls(text) if own else [text]
         return out
+
+    def _message(self, m: Any) -> Any:
+        m = self._jinja.plain(m)
+        if isinstance(m, dict) and isinstance(m.get("role"), str) and m["role"] in STANDARD_ROLES:
+            m["role"] = self._jinja.trusted(m["role"])
+        return m
 
     def _controls(self, text: str) -> list[Part]:
         """The template's own text: special-token strings are control tokens."""
@@ -384,39 +266,3 @@ class JinjaTemplate(ChatTemplate):
         for seg, tid in self._tok._specials.split(text, self._tok._specials.all):
             out.append(Control(seg) if tid is not None else seg)
         return out
-
-
-def _split_marks(text: str, left: str, right: str) -> list[str]:
-    out: list[str] = []
-    start = 0
-    for i, c in enumerate(text):
-        if c == left or c == right:
-            if i > start:
-                out.append(text[start:i])
-            out.append(c)
-            start = i + 1
-    if start < len(text):
-        out.append(text[start:])
-    return out
-
-
-def _wrap(value: Any, text_type: type) -> Any:
-    if isinstance(value, str):
-        return text_type(value)
-    if isinstance(value, Mapping):
-        return {k: _wrap(v, text_type) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_wrap(v, text_type) for v in value]
-    return value
-
-
-def _without(value: Any, specials: list[str]) -> Any:
-    if isinstance(value, str):
-        for s in sorted(specials, key=len, reverse=True):
-            value = value.replace(s, "")
-        return value
-    if isinstance(value, Mapping):
-        return {k: _without(v, specials) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_without(v, specials) for v in value]
-    return value

@@ -104,3 +104,14 @@ class SaveError(TokenforgeError, OSError):
 class PrepareError(TokenforgeError, OSError):
     """Preparing a corpus failed: a shard or checkpoint cannot be written, or an
     interrupted run cannot be resumed as asked. The message names the file."""
+
+
+class ChatTemplateError(EncodeInputError, ValueError):
+    """A Jinja chat template cannot be rendered: it is not valid Jinja, it called
+    ``raise_exception``, or it failed on these messages. The message names the
+    template line where one is known. (Also an :class:`EncodeInputError`, as before.)"""
+
+
+class ChatTemplateLimitError(ChatTemplateError):
+    """A chat template went past a limit of :mod:`tokenforge.limits`: loop iterations
+    and macro calls, the size of what it builds, or wall time."""

@@ -22,6 +22,24 @@ limit                     value                      where it is checked
                                                      overflow the C stack of the JSON parser)
 ========================  =========================  ==============================================
 
+A Jinja chat template (``Tokenizer.apply_chat_template``) is a program; it runs in
+Jinja's sandbox with these limits per render, each raising
+:class:`~tokenforge.errors.ChatTemplateLimitError` (naming the limit and the template line):
+
+=================================  =================  ==============================================
+limit                              value              what it bounds
+=================================  =================  ==============================================
+``MAX_CHAT_TEMPLATE_ITERATIONS``   1,000,000          loop iterations (every ``for``, recursive
+                                                      loops too) plus macro calls
+``MAX_CHAT_TEMPLATE_OUTPUT``       2**26 (67,108,864) characters of the rendered text, and of every
+                                                      string or list the template builds (checked
+                                                      before ``*``, ``+``, ``%``, ``center``,
+                                                      ``replace``, ``join``... allocate)
+``MAX_CHAT_TEMPLATE_INT_BITS``     65,536 bits        numbers computed with ``*`` and ``**``
+``MAX_CHAT_TEMPLATE_SECONDS``      10.0 s             wall time (checked at every loop iteration,
+                                                      call, attribute, operator and output piece)
+=================================  =================  ==============================================
+
 Training input has no size limit: trainers stream their files and cut lines longer than
 ``max_sentence_length`` (sentencepiece's rule), so memory is bounded by the chunk size,
 whatever the file. Encoding input has no size limit either, and costs time linear in
@@ -42,6 +60,14 @@ MAX_TOKEN_BYTES = 1 << 20
 MAX_VOCAB_SIZE = 2**32 - 1
 #: The deepest nesting of a JSON tokenizer file.
 MAX_JSON_DEPTH = 4000
+#: Loop iterations plus macro calls in one render of a chat template.
+MAX_CHAT_TEMPLATE_ITERATIONS = 1_000_000
+#: Characters (or list items) of a chat template's output and of anything it builds.
+MAX_CHAT_TEMPLATE_OUTPUT = 1 << 26
+#: Bits of a number a chat template computes with ``*`` or ``**``.
+MAX_CHAT_TEMPLATE_INT_BITS = 1 << 16
+#: Wall time of one render of a chat template, in seconds.
+MAX_CHAT_TEMPLATE_SECONDS = 10.0
 
 
 def _size(n: int) -> str:

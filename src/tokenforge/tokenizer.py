@@ -394,10 +394,13 @@ class Tokenizer:
         ``jinja2`` environment with what ``transformers`` gives it (``messages``,
         ``add_generation_prompt``, ``tools``, ``documents``, the special-token names,
         ``raise_exception``, ``tojson``, ``strftime_now``). Unlike encoding the rendered
-        string, message text never becomes a control token: the control tokens the
-        template writes are inserted by id, and every message's text is encoded with
-        special-token matching off. ``tokenize=False`` returns the rendered string, for
-        reading only. Needs ``jinja2`` (``pip install 'tokenforge[chat]'``).
+        string, text the caller supplies (message contents and names, ``tools``,
+        ``documents``, extra keyword variables) never becomes a control token: only
+        characters the template wrote itself are searched for special tokens, the rest is
+        encoded with special-token matching off. Templates are bounded by
+        :mod:`tokenforge.limits` and fail with :class:`~tokenforge.errors.ChatTemplateError`.
+        ``tokenize=False`` returns the rendered string, for reading only. Needs ``jinja2``
+        (``pip install 'tokenforge[chat]'``).
         """
         from .chat import JinjaTemplate
 

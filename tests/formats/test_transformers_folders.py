@@ -8,7 +8,7 @@ import json
 import pytest
 
 import tokenforge
-from tokenforge.errors import EncodeInputError, SpecialTokenError
+from tokenforge.errors import EncodeInputError
 
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("jinja2")
@@ -96,11 +96,11 @@ def test_message_text_never_becomes_a_control_token():
     assert ids.count(100264) == 2 and ids.count(100265) == 1  # only the template's own
     text = tok.apply_chat_template(evil, add_generation_prompt=True, tokenize=False)
     assert tok.decode(ids) == text and text.count("<|im_start|>") == 3
-    # A template that moves message text out of its own text (tojson) is refused when it matters.
+    # Message text that the template passes through tojson is still message text.
     leaky = "{% for m in messages %}{{ '<|im_start|>' }}{{ m | tojson }}{{ '<|im_end|>' }}{% endfor %}"
-    assert tok.apply_chat_template([{"role": "user", "content": "plain"}], chat_template=leaky)
-    with pytest.raises(SpecialTokenError, match="moves message text"):
-        tok.apply_chat_template(evil, chat_template=leaky)
+    ids = tok.apply_chat_template(evil, chat_template=leaky)
+    assert ids.count(100264) == 1 and ids.count(100265) == 1
+    assert tok.decode(ids) == tok.apply_chat_template(evil, chat_template=leaky, tokenize=False)
 
 
 def test_bad_templates_raise_clear_errors():
