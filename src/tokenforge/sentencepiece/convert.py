@@ -27,7 +27,7 @@ from .export import proto_from_tokenizer
 from .normalizer import SentencePieceNormalizer
 from .proto import ModelProto, ModelType
 
-__all__ = ["proto_from_tokenizer", "tokenizer_from_proto"]
+__all__ = ["hf_document", "hf_form", "id_differences", "proto_from_tokenizer", "tokenizer_from_proto"]
 
 
 def tokenizer_from_proto(
@@ -268,15 +268,31 @@ def _first_invalid_unit(trie: bytes, strings: int) -> int | None:
 
 
 def hf_approximation(tokenizer: Tokenizer) -> dict[str, Any]:
-    """An HF ``tokenizer.json`` document for a SentencePiece tokenizer, built as the
-    converters of ``transformers`` build one (``SpmConverter`` for Unigram models,
-    ``LlamaConverter`` for BPE models with byte fallback).
+    """The HF ``tokenizer.json`` document :func:`hf_form` builds for a SentencePiece
+    tokenizer (exact or not; :func:`hf_form` also says why it cannot be exact)."""
+    return hf_form(tokenizer)[0]
 
-    It is not exact: HF's ``Precompiled`` normalizer walks the charsmap by grapheme
-    cluster where sentencepiece walks it by longest byte match, HF strips and
-    collapses whitespace with ``Strip``/``Replace`` after the rules, and a BPE model
-    becomes merges by score. :func:`tokenforge.convert` with ``allow_lossy=True``
-    writes it and reports how often the ids differ on sample text.
+
+def hf_form(tokenizer: Tokenizer) -> tuple[dict[str, Any], str | None]:
+    """An HF ``tokenizer.json`` document for a SentencePiece tokenizer, and why it
+    cannot give sentencepiece's ids (``None`` when it can).
+
+    A BPE model becomes what ``transformers``' ``LlamaConverter`` writes: the
+    normalizer ``Prepend("▁")`` + ``Replace(" ", "▁")``, no pre-tokenizer, a BPE
+    model with ``byte_fallback`` and ``fuse_unk`` whose merges come from the piece
+    scores, and the decoder ``Replace("▁", " ")``, ``ByteFallback``, ``Fuse``,
+    ``Strip``. Without a charsmap (the ``identity`` normalizer of Llama 2 and
+    Mistral) that form is exact when no piece is UNUSED and there are no
+    user-defined symbols (merge results that share a score, as Llama's runs of
+    ``▁`` do, are checked pair by pair: HF merges by rank, sentencepiece the
+    leftmost pair among equal scores); sentencepiece's
+    ``remove_extra_whitespaces`` becomes two ``Replace`` rules. A Unigram model
+    becomes what ``SpmConverter`` writes (``Metaspace``), which is never exact:
+    sentencepiece sums Viterbi path scores in 32-bit floats and HF in doubles, so
+    near-ties end differently. With a charsmap (``nmt_nfkc``...) neither is exact:
+    HF's ``Precompiled`` walks the charsmap by grapheme cluster where
+    sentencepiece walks it by longest byte match, and HF strips and collapses
+    white space after the rules. :func:`hf_differences` measures the differences.
     """
     import base64
 
@@ -284,6 +300,7 @@ def hf_approximation(tokenizer: Tokenizer) -> dict[str, Any]:
     model = tokenizer.model
     if not isinstance(norm, SentencePieceNormalizer):
         raise FileFormatError(f"not a SentencePiece tokenizer: its normalizer is {type(norm).__name__}")
+    reasons: list[str] = []
     added = [
         {"id": t.id, "content": t.content, "single_word": False, "lstrip": False, "rstrip": False,
          "normalized": False, "special": t.special}
@@ -293,61 +310,220 @@ def hf_approximation(tokenizer: Tokenizer) -> dict[str, Any]:
          "normalized": False, "special": False}
         for s in norm.user_defined_symbols if model.token_to_id(s) is not None
     ]
+    if norm.user_defined_symbols:
+        reasons.append(
+            f"user-defined symbols ({', '.join(map(repr, norm.user_defined_symbols[:5]))}): HF matches them before "
+            "normalizing and normalizes each part of the text between them on its own, sentencepiece matches "
+            "them inside the normalized text"
+        )
     blob = norm.charsmap.blob
-    rules = [{"type": "Precompiled", "precompiled_charsmap": base64.b64encode(blob).decode("ascii")}] if blob else []
+    rules: list[dict[str, Any]] = (
+        [{"type": "Precompiled", "precompiled_charsmap": base64.b64encode(blob).decode("ascii")}] if blob else []
+    )
+    if blob:
+        reasons.append(
+            f"its {norm.name or 'custom'!r} normalizer: HF's Precompiled walks the charsmap by grapheme cluster "
+            "where sentencepiece walks it by longest byte match"
+        )
     prefix = "always" if norm.add_dummy_prefix else "never"
+    space = SPACE if norm.escape_whitespaces else " "
+    common = {"version": "1.0",
+              "truncation": None if tokenizer.truncation is None else tokenizer.truncation.to_dict(),
+              "padding": None if tokenizer.padding is None else tokenizer.padding.to_dict(),
+              "added_tokens": added,
+              "post_processor": None if tokenizer.post_processor is None else tokenizer.post_processor.to_dict()}
     if isinstance(model, Unigram):
         if norm.remove_extra_whitespaces:
             rules += [{"type": "Strip", "strip_left": False, "strip_right": True},
                       {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": SPACE}]
+        reasons.append(
+            "a Unigram model: sentencepiece sums the Viterbi path scores in 32-bit floats, HF in doubles, "
+            "so near-ties between segmentations end differently"
+        )
         d = model.to_dict()
         d.pop("piece_types", None)
-        return {
-            "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
-            "normalizer": {"type": "Sequence", "normalizers": rules},
-            "pre_tokenizer": {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": prefix, "split": True},
-            "post_processor": None if tokenizer.post_processor is None else tokenizer.post_processor.to_dict(),
-            "decoder": {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": prefix, "split": True},
-            "model": d,
-        }
+        doc = {**common,
+               "normalizer": {"type": "Sequence", "normalizers": rules},
+               "pre_tokenizer": {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": prefix, "split": True},
+               "decoder": {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": prefix, "split": True},
+               "model": d}
+        return _ordered(doc), "; ".join(reasons)
     if not (isinstance(model, PieceBPE) and model.is_sentencepiece):
         raise FileFormatError(f"not a SentencePiece tokenizer: its model is {type(model).__name__}")
+    if norm.remove_extra_whitespaces and not blob:
+        # sentencepiece drops the spaces before the first and after the last character and
+        # collapses runs of spaces (only U+0020: tabs and newlines are kept)
+        rules += [{"type": "Replace", "pattern": {"Regex": r"\A +| +\z"}, "content": ""},
+                  {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]
     if norm.add_dummy_prefix:
-        rules.append({"type": "Prepend", "prepend": SPACE})
-    rules.append({"type": "Replace", "pattern": {"String": " "}, "content": SPACE})
+        rules.append({"type": "Prepend", "prepend": space})
+    if norm.escape_whitespaces:
+        rules.append({"type": "Replace", "pattern": {"String": " "}, "content": SPACE})
     decoder_steps = [{"type": "Replace", "pattern": {"String": SPACE}, "content": " "},
                      {"type": "ByteFallback"}, {"type": "Fuse"}]
     if norm.add_dummy_prefix:
         decoder_steps.append({"type": "Strip", "content": " ", "start": 1, "stop": 0})
+    types = model.types or []
+    unused = [model.id_to_token(i) for i, t in enumerate(types) if t == PieceType.UNUSED]
+    if unused:
+        reasons.append(f"UNUSED pieces ({', '.join(map(repr, unused[:5]))}): sentencepiece splits them back, "
+                       "HF's merges keep them")
+    merges, ties = _merges_by_score(model)
+    large = next((g for g in ties if len(g) > _MAX_TIED), None)
+    if large is not None:
+        reasons.append(f"{len(large)} pieces share a score ({', '.join(map(repr, large[:3]))}...): sentencepiece "
+                       "merges the leftmost pair among equal scores, HF the pair of the earlier merge")
     unk = model.unk_id
-    return {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
-        "normalizer": {"type": "Sequence", "normalizers": rules},
-        "pre_tokenizer": None,
-        "post_processor": None if tokenizer.post_processor is None else tokenizer.post_processor.to_dict(),
-        "decoder": {"type": "Sequence", "decoders": decoder_steps},
-        "model": {
-            "type": "BPE", "dropout": None, "unk_token": None if unk is None else model.id_to_token(unk),
-            "continuing_subword_prefix": None, "end_of_word_suffix": None, "fuse_unk": True,
-            "byte_fallback": bool(model.byte_fallback), "ignore_merges": False,
-            "vocab": {model.id_to_token(i): i for i in range(model.vocab_size)},
-            "merges": [[a, b] for a, b in _merges_by_score(model)],
-        },
-    }
+    doc = {**common,
+           "normalizer": {"type": "Sequence", "normalizers": rules},
+           "pre_tokenizer": None,
+           "decoder": {"type": "Sequence", "decoders": decoder_steps},
+           "model": {
+               "type": "BPE", "dropout": None, "unk_token": None if unk is None else model.id_to_token(unk),
+               "continuing_subword_prefix": None, "end_of_word_suffix": None, "fuse_unk": True,
+               "byte_fallback": bool(model.byte_fallback), "ignore_merges": False,
+               "vocab": {model.id_to_token(i): i for i in range(model.vocab_size)},
+               "merges": [[a, b] for a, b in merges],
+           }}
+    return _ordered(doc), "; ".join(reasons) or None
 
 
-def _merges_by_score(model: PieceBPE) -> list[tuple[str, str]]:
+def _ordered(doc: dict[str, Any]) -> dict[str, Any]:
+    keys = ("version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer", "post_processor",
+            "decoder", "model")
+    return {k: doc[k] for k in keys}
+
+
+#: Short documents that catch what sample lines miss: a line end kept as a token
+#: (``"end.\n"``), white space at both ends and in runs, tabs, CR LF, emoji, CJK,
+#: characters only byte fallback spells, and the text of a byte piece.
+HF_CHECK_DOCUMENTS = (
+    "end.\n", "end.\n\n", "\n", "\n\nstart after blank lines", "  two leading spaces", "trailing spaces   ",
+    "multiple   spaces    inside  a line", "tabs\tand\t\ttabs\t", "one\ntwo\r\nthree\r\n\r\nfour\n",
+    " \n \n", "emoji 😀👍🏽 and a family 👨\u200d👩\u200d👧 here.", "中文的句子。日本語の文章です。한국어 문장.",
+    "no\u00a0break\u3000ideographic space", "combining e\u0301 and é", "rare 𓀀 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ꙮ",
+    "<0x41> spelled as text", "ﬁ ligature, ① circled, Ｆｕｌｌ width",
+    "def f(x):\n    return x  # indented\n\n\tif x:\n\t\tpass\n",
+)
+
+
+def hf_check_documents() -> list[str]:
+    """The whole documents a SentencePiece-to-HF conversion is checked on: the
+    held-out text of the embedded corpus (a dozen languages and code), one document
+    per language, then :data:`HF_CHECK_DOCUMENTS`."""
+    from ..corpus import embedded_corpus
+
+    return [lang.heldout_text() for lang in embedded_corpus()] + list(HF_CHECK_DOCUMENTS)
+
+
+def id_differences(
+    tokenizer: Tokenizer, other: Tokenizer, documents: list[str] | None = None
+) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """Where ``other`` gives other ids than ``tokenizer``: on each whole document
+    (default :func:`hf_check_documents`) and on each of its lines. Special-token
+    strings are ordinary text on both sides. Returns the counts ``{"documents",
+    "lines", "tokens"}`` and the differing inputs, documents first, each
+    ``{"text", "whole_document", "ids", "written_ids"}``."""
+    docs = hf_check_documents() if documents is None else list(documents)
+    counts = {"documents": 0, "lines": 0, "tokens": 0}
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+
+    def compare(text: str, whole: bool) -> None:
+        a = tokenizer.encode(text, disallowed_special=(), add_special_tokens=False)
+        b = other.encode(text, disallowed_special=(), add_special_tokens=False)
+        counts["tokens"] += len(a)
+        if a != b:
+            out.append({"text": text, "whole_document": whole, "ids": a, "written_ids": b})
+
+    for doc in docs:
+        counts["documents"] += 1
+        compare(doc, True)
+    for doc in docs:
+        for line in doc.splitlines():
+            if line not in seen:
+                seen.add(line)
+                counts["lines"] += 1
+                compare(line, False)
+    return counts, out
+
+
+def hf_document(tokenizer: Tokenizer, *, allow_lossy: bool = False, path: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``tokenizer.json`` document of a SentencePiece tokenizer, checked: it is read
+    back with tokenforge's own HF reader and both encode :func:`hf_check_documents`
+    whole and line by line, and on :func:`tie_check_documents`. Unless the form is exact (see :func:`hf_form`) and no
+    input differs, :class:`FileFormatError` names the reason or the first differing
+    input; ``allow_lossy=True`` returns the document anyway. Returns the document
+    and ``{"exact", "reason", "documents", "lines", "tokens", "differences"}``."""
+    doc, reason = hf_form(tokenizer)
+    counts, diffs = id_differences(tokenizer, Tokenizer.from_dict(doc), hf_check_documents() + tie_check_documents(tokenizer))
+    report = {"exact": reason is None and not diffs, "reason": reason, **counts, "differences": diffs}
+    if not report["exact"] and not allow_lossy:
+        if diffs:
+            first = diffs[0]
+            where = "the whole document" if first["whole_document"] else "the line"
+            found = (f"gives other ids on {len(diffs)} of {counts['documents'] + counts['lines']} check inputs; "
+                     f"first {where} {_clip(first['text'])!r}: sentencepiece {first['ids'][:12]}, "
+                     f"tokenizer.json {first['written_ids'][:12]}")
+            if reason:
+                found += f" (because of {reason})"
+        else:
+            found = f"cannot give sentencepiece's ids in general: {reason}"
+        raise FileFormatError(
+            f"the tokenizer.json form of this SentencePiece model {found}; pass allow_lossy=True, or --allow-lossy, "
+            "to write it anyway and get the differences",
+            path=path,
+        )
+    return doc, report
+
+
+def _clip(text: str, n: int = 60) -> str:
+    return text if len(text) <= n else text[:n] + "…"
+
+
+#: Merge results sharing a score are checked pair by pair (see :func:`tie_check_documents`)
+#: up to this many in one score; a larger group is a reason the HF form may differ.
+_MAX_TIED = 64
+
+
+def _merges_by_score(model: PieceBPE) -> tuple[list[tuple[str, str]], list[list[str]]]:
     """Merges for a score-ranked BPE vocabulary, as ``transformers`` derives them: every
     split of a piece into two pieces is a merge, highest-scoring result first (ties
-    by the parts' ids)."""
+    by the parts' ids). Only NORMAL pieces are merge results (sentencepiece never
+    merges into a control, byte, unknown or unused piece). Also returns the groups
+    of merge results that share a score (Llama's and Mistral's runs of ``▁``)."""
     vocab = {model.id_to_token(i): i for i in range(model.vocab_size)}
     scores = model.scores or [0.0] * model.vocab_size
+    types = model.types or [PieceType.NORMAL] * model.vocab_size
     merges: list[tuple[float, int, int, str, str]] = []
+    by_score: dict[float, list[str]] = {}
     for piece, i in vocab.items():
+        if types[i] != PieceType.NORMAL:
+            continue
         local = [
             (-scores[i], vocab[piece[:k]], vocab[piece[k:]], piece[:k], piece[k:])
             for k in range(1, len(piece)) if piece[:k] in vocab and piece[k:] in vocab
         ]
+        if local:
+            by_score.setdefault(scores[i], []).append(piece)
         merges += sorted(local, key=lambda m: (m[1], m[2]))
     merges.sort(key=lambda m: m[0])  # stable: ties keep piece order, then the parts' ids
-    return [(m[3], m[4]) for m in merges]
+    return [(m[3], m[4]) for m in merges], [g for g in by_score.values() if len(g) > 1]
+
+
+def tie_check_documents(tokenizer: Tokenizer) -> list[str]:
+    """Texts where merge results that share a score meet: every pair of them, alone
+    and between two letters. sentencepiece merges the leftmost of tied pairs, HF the
+    pair of the earlier merge; these texts show whether that changes any id."""
+    model = tokenizer.model
+    if not (isinstance(model, PieceBPE) and model.is_sentencepiece):
+        return []
+    out: list[str] = []
+    for group in _merges_by_score(model)[1]:
+        if len(group) > _MAX_TIED:
+            continue
+        for p in group:
+            for q in group:
+                text = (p + q).replace(SPACE, " ")
+                out += [text, "a" + text + "b"]
+    return out
