@@ -287,7 +287,9 @@ def hf_form(tokenizer: Tokenizer) -> tuple[dict[str, Any], str | None]:
     ``▁`` do, are checked pair by pair: HF merges by rank, sentencepiece the
     leftmost pair among equal scores); sentencepiece's
     ``remove_extra_whitespaces`` becomes two ``Replace`` rules. A Unigram model
-    becomes what ``SpmConverter`` writes (``Metaspace``), which is never exact:
+    becomes what ``SpmConverter`` writes (``Metaspace``; without a charsmap the same
+    rules as BPE and no pre-tokenizer, one Viterbi pass as in sentencepiece), which
+    is never exact:
     sentencepiece sums Viterbi path scores in 32-bit floats and HF in doubles, so
     near-ties end differently. With a charsmap (``nmt_nfkc``...) neither is exact:
     HF's ``Precompiled`` walks the charsmap by grapheme cluster where
@@ -332,37 +334,44 @@ def hf_form(tokenizer: Tokenizer) -> tuple[dict[str, Any], str | None]:
               "padding": None if tokenizer.padding is None else tokenizer.padding.to_dict(),
               "added_tokens": added,
               "post_processor": None if tokenizer.post_processor is None else tokenizer.post_processor.to_dict()}
-    if isinstance(model, Unigram):
+    if not blob:  # sentencepiece's white-space handling, as HF rules that give the same text
         if norm.remove_extra_whitespaces:
-            rules += [{"type": "Strip", "strip_left": False, "strip_right": True},
-                      {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": SPACE}]
+            # drop the spaces before the first and after the last character and collapse
+            # runs of spaces (only U+0020: tabs and newlines are kept)
+            rules += [{"type": "Replace", "pattern": {"Regex": r"\A +| +\z"}, "content": ""},
+                      {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]
+        if norm.add_dummy_prefix:
+            rules.append({"type": "Prepend", "prepend": space})
+        if norm.escape_whitespaces:
+            rules.append({"type": "Replace", "pattern": {"String": " "}, "content": SPACE})
+    decoder_steps = [{"type": "Replace", "pattern": {"String": SPACE}, "content": " "},
+                     {"type": "ByteFallback"}, {"type": "Fuse"}]
+    if norm.add_dummy_prefix:
+        decoder_steps.append({"type": "Strip", "content": " ", "start": 1, "stop": 0})
+    if isinstance(model, Unigram):
         reasons.append(
             "a Unigram model: sentencepiece sums the Viterbi path scores in 32-bit floats, HF in doubles, "
             "so near-ties between segmentations end differently"
         )
         d = model.to_dict()
         d.pop("piece_types", None)
-        doc = {**common,
-               "normalizer": {"type": "Sequence", "normalizers": rules},
-               "pre_tokenizer": {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": prefix, "split": True},
-               "decoder": {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": prefix, "split": True},
-               "model": d}
+        if blob:  # SpmConverter's form
+            if norm.remove_extra_whitespaces:
+                rules += [{"type": "Strip", "strip_left": False, "strip_right": True},
+                          {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": SPACE}]
+            meta = {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": prefix, "split": True}
+            pre, decoder = meta, meta
+        else:  # the whole text in one Viterbi pass, as sentencepiece runs it
+            pre, decoder = None, {"type": "Sequence", "decoders": decoder_steps}
+        doc = {**common, "normalizer": {"type": "Sequence", "normalizers": rules}, "pre_tokenizer": pre,
+               "decoder": decoder, "model": d}
         return _ordered(doc), "; ".join(reasons)
     if not (isinstance(model, PieceBPE) and model.is_sentencepiece):
         raise FileFormatError(f"not a SentencePiece tokenizer: its model is {type(model).__name__}")
-    if norm.remove_extra_whitespaces and not blob:
-        # sentencepiece drops the spaces before the first and after the last character and
-        # collapses runs of spaces (only U+0020: tabs and newlines are kept)
-        rules += [{"type": "Replace", "pattern": {"Regex": r"\A +| +\z"}, "content": ""},
-                  {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]
-    if norm.add_dummy_prefix:
+    if blob and norm.add_dummy_prefix:  # LlamaConverter's form
         rules.append({"type": "Prepend", "prepend": space})
-    if norm.escape_whitespaces:
+    if blob and norm.escape_whitespaces:
         rules.append({"type": "Replace", "pattern": {"String": " "}, "content": SPACE})
-    decoder_steps = [{"type": "Replace", "pattern": {"String": SPACE}, "content": " "},
-                     {"type": "ByteFallback"}, {"type": "Fuse"}]
-    if norm.add_dummy_prefix:
-        decoder_steps.append({"type": "Strip", "content": " ", "start": 1, "stop": 0})
     types = model.types or []
     unused = [model.id_to_token(i) for i, t in enumerate(types) if t == PieceType.UNUSED]
     if unused:
@@ -408,12 +417,13 @@ HF_CHECK_DOCUMENTS = (
 
 
 def hf_check_documents() -> list[str]:
-    """The whole documents a SentencePiece-to-HF conversion is checked on: the
+    """The whole documents a SentencePiece-to-HF conversion is checked on: the short
+    :data:`HF_CHECK_DOCUMENTS` first (so that an error names a short input), then the
     held-out text of the embedded corpus (a dozen languages and code), one document
-    per language, then :data:`HF_CHECK_DOCUMENTS`."""
+    per language."""
     from ..corpus import embedded_corpus
 
-    return [lang.heldout_text() for lang in embedded_corpus()] + list(HF_CHECK_DOCUMENTS)
+    return list(HF_CHECK_DOCUMENTS) + [lang.heldout_text() for lang in embedded_corpus()]
 
 
 def id_differences(
@@ -462,9 +472,11 @@ def hf_document(tokenizer: Tokenizer, *, allow_lossy: bool = False, path: Any = 
         if diffs:
             first = diffs[0]
             where = "the whole document" if first["whole_document"] else "the line"
+            a, b = first["ids"], first["written_ids"]
+            k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
             found = (f"gives other ids on {len(diffs)} of {counts['documents'] + counts['lines']} check inputs; "
-                     f"first {where} {_clip(first['text'])!r}: sentencepiece {first['ids'][:12]}, "
-                     f"tokenizer.json {first['written_ids'][:12]}")
+                     f"first {where} {_clip(first['text'])!r}, from token {k}: sentencepiece {a[k:k + 8]}, "
+                     f"tokenizer.json {b[k:k + 8]}")
             if reason:
                 found += f" (because of {reason})"
         else:
