@@ -492,7 +492,7 @@ def convert(
     if sample is not None:
         documents = [sample]
     else:
-        from .sentencepiece.convert import HF_CHECK_DOCUMENTS
+        from .sentencepiece.hf import HF_CHECK_DOCUMENTS
 
         documents = [*_sample_documents(), *HF_CHECK_DOCUMENTS]
     report: dict[str, Any] = {"source": str(getattr(tok, "name", None) or source), "dest": os.fspath(dest), "format": fmt,

@@ -14,7 +14,7 @@ own normalizer and decoder, sentencepiece-scored BPE, Unigram with
 sentencepiece piece types) raises :class:`FileFormatError` naming it. A
 SentencePiece tokenizer (a ``.model``) is written in the form ``transformers``'
 converters give it, read back and checked on whole documents and their lines
-(:func:`tokenforge.sentencepiece.convert.hf_document`): exact for BPE models
+(:func:`tokenforge.sentencepiece.hf.hf_document`): exact for BPE models
 without a charsmap (Llama 2, Mistral), refused otherwise unless ``allow_lossy``.
 """
 
@@ -150,7 +150,7 @@ def hf_document(tok: "Tokenizer", *, allow_lossy: bool = False, path: object = N
     from ..models.bpe import BPE
 
     if _is_sentencepiece(tok):
-        from ..sentencepiece.convert import hf_document as sentencepiece_hf_document
+        from ..sentencepiece.hf import hf_document as sentencepiece_hf_document
 
         return sentencepiece_hf_document(tok, allow_lossy=allow_lossy, path=path)
     doc = tokenizer_to_hf_dict(tok) if isinstance(tok.model, BPE) else pipeline_to_hf_dict(tok)
