@@ -415,13 +415,22 @@ class Tokenizer:
             return template.render(messages, add_generation_prompt=add_generation_prompt)
         return template.render_text(messages, add_generation_prompt=add_generation_prompt)
 
-    def save_pretrained(self, directory: str | os.PathLike[str]) -> None:
+    def save_pretrained(self, directory: str | os.PathLike[str], *, allow_lossy: bool = False) -> dict[str, Any]:
         """Write a ``transformers`` folder: ``tokenizer.json``, ``tokenizer_config.json`` and
         ``special_tokens_map.json``, so that ``AutoTokenizer.from_pretrained(directory)``
-        gives the same ids (the same as ``save(directory, format="transformers")``)."""
-        from .formats import save
+        gives the same ids (the same as ``save(directory, format="transformers")``).
 
-        save(self, directory, format="transformers")
+        A SentencePiece ``.model`` is written as ``transformers``' converters write it and
+        checked on whole documents and their lines. That form is exact for BPE models
+        without a charsmap (Llama 2, Mistral); for others (Unigram, ``nmt_nfkc``...)
+        :class:`FileFormatError` names the reason or the first input whose ids differ,
+        unless ``allow_lossy=True``. Returns ``{"exact", "reason", "documents", "lines",
+        "tokens", "differences"}``: the inputs checked and those that differ (each
+        ``{"text", "whole_document", "ids", "written_ids"}``); other tokenizers are
+        exact by construction and are not checked (counts 0)."""
+        from .formats.hf_json import save_transformers
+
+        return save_transformers(self, directory, allow_lossy=allow_lossy)
 
     @property
     def truncation(self) -> Truncation | None:

@@ -40,13 +40,17 @@ def cmd_convert(args: argparse.Namespace) -> int:
         return 0
     print(f"wrote {report['dest']} ({report['format']})")
     if report["exact"]:
-        print(f"  checked: the same ids on {report['lines']} sample lines ({report['tokens']} tokens)")
+        print(f"  checked: the same ids on {report['lines']} sample lines and on the {report['documents']} "
+              f"whole documents they come from ({report['tokens']} tokens)")
     else:
         share = report["lines_differing"] / max(report["lines"], 1)
-        print(f"  NOT EXACT: ids differ on {report['lines_differing']} of {report['lines']} sample lines "
+        print(f"  NOT EXACT: ids differ on {report['documents_differing']} of {report['documents']} whole documents "
+              f"and {report['lines_differing']} of {report['lines']} lines "
               f"({share:.1%}; {report['tokens_differing']} of {report['tokens']} tokens)")
         ex = report["example"]
-        print(f"  first difference: {ex['text']!r}\n    source ids:  {ex['ids']}\n    written ids: {ex['written_ids']}")
+        what = "whole document" if ex.get("whole_document") else "line"
+        print(f"  first difference ({what}, from token {ex.get('from_token', 0)}): {ex['text']!r}\n"
+              f"    source ids:  {ex['ids']}\n    written ids: {ex['written_ids']}")
     for note in report["notes"]:
         print(f"  note: {note}")
     return 0

@@ -11,7 +11,11 @@ rank (its merges, derived from the ranks when the model has none, with HF's
 byte-level components) or for any tokenizer whose every component exists in
 HF tokenizers; a component that HF cannot express exactly (SentencePiece's
 own normalizer and decoder, sentencepiece-scored BPE, Unigram with
-sentencepiece piece types) raises :class:`FileFormatError` naming it.
+sentencepiece piece types) raises :class:`FileFormatError` naming it. A
+SentencePiece tokenizer (a ``.model``) is written in the form ``transformers``'
+converters give it, read back and checked on whole documents and their lines
+(:func:`tokenforge.sentencepiece.hf.hf_document`): exact for BPE models
+without a charsmap (Llama 2, Mistral), refused otherwise unless ``allow_lossy``.
 """
 
 from __future__ import annotations
@@ -132,10 +136,30 @@ def pipeline_to_hf_dict(p: "Tokenizer") -> dict[str, Any]:
 
 def to_hf_dict(tok: "Tokenizer") -> dict[str, Any]:
     """HF's document for ``tok``: byte-level BPE by rank is written with HF's byte-level
-    components; every other tokenizer as its stages, which must all exist in HF."""
+    components; a SentencePiece tokenizer in its checked HF form (see :func:`hf_document`);
+    every other tokenizer as its stages, which must all exist in HF."""
+    return hf_document(tok)[0]
+
+
+def hf_document(tok: "Tokenizer", *, allow_lossy: bool = False, path: object = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """HF's document for ``tok`` and how exact it is: ``{"exact", "reason", "documents",
+    "lines", "tokens", "differences"}``. Only a SentencePiece tokenizer can have an
+    inexact form (written only with ``allow_lossy=True``, else :class:`FileFormatError`);
+    its form is checked on whole documents and lines (the counts say how many), every
+    other form is exact by construction (counts 0)."""
     from ..models.bpe import BPE
 
-    return tokenizer_to_hf_dict(tok) if isinstance(tok.model, BPE) else pipeline_to_hf_dict(tok)
+    if _is_sentencepiece(tok):
+        from ..sentencepiece.hf import hf_document as sentencepiece_hf_document
+
+        return sentencepiece_hf_document(tok, allow_lossy=allow_lossy, path=path)
+    doc = tokenizer_to_hf_dict(tok) if isinstance(tok.model, BPE) else pipeline_to_hf_dict(tok)
+    return doc, {"exact": True, "reason": None, "documents": 0, "lines": 0, "tokens": 0, "differences": []}
+
+
+def _is_sentencepiece(tok: "Tokenizer") -> bool:
+    norm = tok.normalizer
+    return norm is not None and getattr(norm, "type_name", None) == "SentencePiece"
 
 
 def to_hf_live(tok: "Tokenizer"):
@@ -147,13 +171,16 @@ def to_hf_live(tok: "Tokenizer"):
     return HFTokenizer.from_str(json.dumps(to_hf_dict(tok), ensure_ascii=False))
 
 
-def save_hf(tok: "Tokenizer", path: str | os.PathLike) -> None:
-    """Write ``tokenizer.json`` atomically (``path`` may be a directory)."""
-    text = json.dumps(to_hf_dict(tok), ensure_ascii=False, indent=2) + "\n"
+def save_hf(tok: "Tokenizer", path: str | os.PathLike, *, allow_lossy: bool = False) -> dict[str, Any]:
+    """Write ``tokenizer.json`` atomically (``path`` may be a directory); returns the
+    report of :func:`hf_document`."""
     if os.path.isdir(path):
         path = os.path.join(path, "tokenizer.json")
+    doc, report = hf_document(tok, allow_lossy=allow_lossy, path=path)
+    text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
     with atomic_write(path) as f:
         f.write(text)
+    return report
 
 
 #: transformers' special-token attributes, with the token strings each one is guessed from
@@ -196,14 +223,15 @@ def transformers_config(tok: "Tokenizer") -> dict[str, Any]:
     return config
 
 
-def save_transformers(tok: "Tokenizer", directory: str | os.PathLike) -> None:
-    """A ``transformers`` folder: ``tokenizer.json`` (exact, or :class:`FileFormatError`),
-    ``tokenizer_config.json`` and ``special_tokens_map.json``, written together atomically."""
+def save_transformers(tok: "Tokenizer", directory: str | os.PathLike, *, allow_lossy: bool = False) -> dict[str, Any]:
+    """A ``transformers`` folder: ``tokenizer.json`` (exact, or :class:`FileFormatError`
+    unless ``allow_lossy``), ``tokenizer_config.json`` and ``special_tokens_map.json``,
+    written together atomically. Returns the report of :func:`hf_document`."""
     from pathlib import Path
 
     from .._io import atomic_write_files
 
-    doc = to_hf_dict(tok)
+    doc, report = hf_document(tok, allow_lossy=allow_lossy, path=Path(directory) / "tokenizer.json")
     config = transformers_config(tok)
     special_map = {k: config[k] for k in _SPECIAL_ROLES if k in config}
     d = Path(directory)
@@ -213,6 +241,7 @@ def save_transformers(tok: "Tokenizer", directory: str | os.PathLike) -> None:
     dump = lambda obj: json.dumps(obj, ensure_ascii=False, indent=2) + "\n"  # noqa: E731
     atomic_write_files({d / "tokenizer.json": dump(doc), d / "tokenizer_config.json": dump(config),
                         d / "special_tokens_map.json": dump(special_map)})
+    return report
 
 
 #: The keys of a ``tokenizer.json`` (HF tokenizers' ``TokenizerImpl``): HF refuses a file with

@@ -6,6 +6,7 @@
 - :mod:`.normalizer`: sentencepiece's ``Normalizer`` as a pipeline stage;
 - :mod:`.bpe`: the score-driven BPE segmentation of ``bpe_model.cc``;
 - :mod:`.export`: a tokenizer back to a ``ModelProto``;
+- :mod:`.hf`: the HF ``tokenizer.json`` form of a SentencePiece tokenizer, checked;
 - :mod:`.convert`: both directions ``.model`` <-> :class:`~tokenforge.Tokenizer`.
 
 Only the constants are imported here, so that the models and normalizers

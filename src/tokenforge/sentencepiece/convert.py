@@ -24,10 +24,11 @@ from ..models.unigram import Unigram
 from ..tokenizer import AddedToken, Tokenizer
 from .constants import SPACE, PieceType
 from .export import proto_from_tokenizer
+from .hf import hf_form
 from .normalizer import SentencePieceNormalizer
 from .proto import ModelProto, ModelType
 
-__all__ = ["proto_from_tokenizer", "tokenizer_from_proto"]
+__all__ = ["hf_approximation", "proto_from_tokenizer", "tokenizer_from_proto"]
 
 
 def tokenizer_from_proto(
@@ -268,86 +269,6 @@ def _first_invalid_unit(trie: bytes, strings: int) -> int | None:
 
 
 def hf_approximation(tokenizer: Tokenizer) -> dict[str, Any]:
-    """An HF ``tokenizer.json`` document for a SentencePiece tokenizer, built as the
-    converters of ``transformers`` build one (``SpmConverter`` for Unigram models,
-    ``LlamaConverter`` for BPE models with byte fallback).
-
-    It is not exact: HF's ``Precompiled`` normalizer walks the charsmap by grapheme
-    cluster where sentencepiece walks it by longest byte match, HF strips and
-    collapses whitespace with ``Strip``/``Replace`` after the rules, and a BPE model
-    becomes merges by score. :func:`tokenforge.convert` with ``allow_lossy=True``
-    writes it and reports how often the ids differ on sample text.
-    """
-    import base64
-
-    norm = tokenizer.normalizer
-    model = tokenizer.model
-    if not isinstance(norm, SentencePieceNormalizer):
-        raise FileFormatError(f"not a SentencePiece tokenizer: its normalizer is {type(norm).__name__}")
-    added = [
-        {"id": t.id, "content": t.content, "single_word": False, "lstrip": False, "rstrip": False,
-         "normalized": False, "special": t.special}
-        for t in sorted(tokenizer.added_tokens, key=lambda t: t.id)
-    ] + [
-        {"id": model.token_to_id(s), "content": s, "single_word": False, "lstrip": False, "rstrip": False,
-         "normalized": False, "special": False}
-        for s in norm.user_defined_symbols if model.token_to_id(s) is not None
-    ]
-    blob = norm.charsmap.blob
-    rules = [{"type": "Precompiled", "precompiled_charsmap": base64.b64encode(blob).decode("ascii")}] if blob else []
-    prefix = "always" if norm.add_dummy_prefix else "never"
-    if isinstance(model, Unigram):
-        if norm.remove_extra_whitespaces:
-            rules += [{"type": "Strip", "strip_left": False, "strip_right": True},
-                      {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": SPACE}]
-        d = model.to_dict()
-        d.pop("piece_types", None)
-        return {
-            "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
-            "normalizer": {"type": "Sequence", "normalizers": rules},
-            "pre_tokenizer": {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": prefix, "split": True},
-            "post_processor": None if tokenizer.post_processor is None else tokenizer.post_processor.to_dict(),
-            "decoder": {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": prefix, "split": True},
-            "model": d,
-        }
-    if not (isinstance(model, PieceBPE) and model.is_sentencepiece):
-        raise FileFormatError(f"not a SentencePiece tokenizer: its model is {type(model).__name__}")
-    if norm.add_dummy_prefix:
-        rules.append({"type": "Prepend", "prepend": SPACE})
-    rules.append({"type": "Replace", "pattern": {"String": " "}, "content": SPACE})
-    decoder_steps = [{"type": "Replace", "pattern": {"String": SPACE}, "content": " "},
-                     {"type": "ByteFallback"}, {"type": "Fuse"}]
-    if norm.add_dummy_prefix:
-        decoder_steps.append({"type": "Strip", "content": " ", "start": 1, "stop": 0})
-    unk = model.unk_id
-    return {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
-        "normalizer": {"type": "Sequence", "normalizers": rules},
-        "pre_tokenizer": None,
-        "post_processor": None if tokenizer.post_processor is None else tokenizer.post_processor.to_dict(),
-        "decoder": {"type": "Sequence", "decoders": decoder_steps},
-        "model": {
-            "type": "BPE", "dropout": None, "unk_token": None if unk is None else model.id_to_token(unk),
-            "continuing_subword_prefix": None, "end_of_word_suffix": None, "fuse_unk": True,
-            "byte_fallback": bool(model.byte_fallback), "ignore_merges": False,
-            "vocab": {model.id_to_token(i): i for i in range(model.vocab_size)},
-            "merges": [[a, b] for a, b in _merges_by_score(model)],
-        },
-    }
-
-
-def _merges_by_score(model: PieceBPE) -> list[tuple[str, str]]:
-    """Merges for a score-ranked BPE vocabulary, as ``transformers`` derives them: every
-    split of a piece into two pieces is a merge, highest-scoring result first (ties
-    by the parts' ids)."""
-    vocab = {model.id_to_token(i): i for i in range(model.vocab_size)}
-    scores = model.scores or [0.0] * model.vocab_size
-    merges: list[tuple[float, int, int, str, str]] = []
-    for piece, i in vocab.items():
-        local = [
-            (-scores[i], vocab[piece[:k]], vocab[piece[k:]], piece[:k], piece[k:])
-            for k in range(1, len(piece)) if piece[:k] in vocab and piece[k:] in vocab
-        ]
-        merges += sorted(local, key=lambda m: (m[1], m[2]))
-    merges.sort(key=lambda m: m[0])  # stable: ties keep piece order, then the parts' ids
-    return [(m[3], m[4]) for m in merges]
+    """The HF ``tokenizer.json`` document :func:`~tokenforge.sentencepiece.hf.hf_form`
+    builds for a SentencePiece tokenizer (exact or not)."""
+    return hf_form(tokenizer)[0]
