@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
+from .._io import sha256_file
 from .._lazy import np
 from ..errors import InvalidArgumentError, PrepareError, SpecialTokenError, UnknownTokenError
 from . import shards as _shards
@@ -421,7 +422,7 @@ def prepare(
     for s, w in writers.items():
         offsets = w.write_doc_offsets()
         index["splits"][s] = {"tokens": w.tokens, "documents": w.documents, "doc_offsets": offsets,
-                              "shards": w.shards}
+                              "doc_offsets_sha256": sha256_file(out / offsets), "shards": w.shards}
     write_json_atomic(out / INDEX, index)
     _shards.remove_partial(out)
     return index
@@ -497,7 +498,7 @@ def _check_resumable(out: Path, old: dict, new: dict) -> None:
                                f"({old.get(key)!r} then, {new.get(key)!r} now)")
     for split, st in old.get("splits", {}).items():
         for shard in st.get("shards", []):
-            p = out / shard["file"]
+            p = _shards.member_path(out, shard.get("file"), out / PARTIAL / JOURNAL)
             expect = shard["tokens"] * np.dtype(new["dtype"]).itemsize
             if not p.is_file() or p.stat().st_size != expect:
                 raise PrepareError(f"cannot resume: shard {p} is missing or not {expect} bytes")

@@ -37,11 +37,33 @@ PARTIAL = ".partial"
 JOURNAL = "journal.json"
 INDEX = "index.json"
 FORMAT = "tokenforge-tokens"
-FORMAT_VERSION = 1
+#: 2: each split records ``doc_offsets_sha256`` (1: shards only); both are read.
+FORMAT_VERSION = 2
 
 
 def shard_name(split: str, k: int) -> str:
     return f"{split}-{k:05d}.bin"
+
+
+def member_path(directory: Path, name: Any, listed_in: Path) -> Path:
+    """``directory / name`` for a file name read from an index or journal, refused unless
+    it stays inside ``directory``: a relative path without ``..``, drive or backslash
+    (an index from elsewhere must not make a reader open, or a writer trust, any other file)."""
+    from pathlib import PurePosixPath, PureWindowsPath
+
+    from ..errors import FileFormatError
+
+    ok = isinstance(name, str) and name not in ("", ".") and "\\" not in name and "\0" not in name
+    if ok:
+        posix, windows = PurePosixPath(name), PureWindowsPath(name)
+        ok = not (posix.is_absolute() or windows.is_absolute() or windows.drive or windows.root
+                  or ".." in posix.parts)
+    if not ok:
+        raise FileFormatError(
+            f"file name {name!r} does not stay inside {directory} (an absolute path or one with '..'); "
+            "an index lists only files of its own folder", path=listed_in,
+        )
+    return directory / name
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
