@@ -52,10 +52,16 @@ def add_tokenizer_arg(p: argparse.ArgumentParser, default: str = DEFAULT_TOKENIZ
     p.add_argument("--tokenizer", "-t", default=default, metavar="TOK", help=TOKENIZER_HELP)
 
 
-def add_input_errors_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--input-errors", choices=["strict", "replace"], default="strict",
-                   help="input that is not valid UTF-8: strict fails naming the byte offset; "
-                        "replace reads each invalid byte as U+FFFD")
+INPUT_ERRORS = ("strict", "replace", "ignore", "backslashreplace")
+
+
+def add_input_errors_arg(p: Any) -> None:
+    """``--input-errors``: one flag, with Python's decoding error handlers, for every command
+    that reads text or a corpus."""
+    p.add_argument("--input-errors", choices=INPUT_ERRORS, default="strict",
+                   help="input that is not valid UTF-8: strict fails naming the file, line and byte; "
+                        "replace reads invalid bytes as U+FFFD, ignore drops them, backslashreplace "
+                        "keeps them as \\xNN (Python's bytes.decode error handlers)")
 
 
 # ------------------------------------------------------------------ -t/--tokenizer
@@ -97,16 +103,17 @@ class InputError(Exception):
 def decode_utf8(data: bytes, source: str, errors: str = "strict", *, hint: bool = True) -> str:
     """``data`` as UTF-8, exactly (no newline translation; a BOM is kept as U+FEFF).
 
-    Invalid UTF-8 raises :class:`InputError` naming the byte offset, unless
-    ``errors="replace"``, which reads each invalid byte as U+FFFD."""
+    Invalid UTF-8 raises :class:`InputError` naming the byte offset, unless ``errors``
+    is another of :data:`INPUT_ERRORS` (``replace``: U+FFFD, ``ignore``, ``backslashreplace``)."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if errors == "replace":
-            return data.decode("utf-8", "replace")
+        if errors != "strict":
+            return data.decode("utf-8", errors)
         line = data.count(b"\n", 0, exc.start) + 1
         bad = data[exc.start:exc.end]
-        tip = "; pass --input-errors replace to read invalid bytes as U+FFFD" if hint else ""
+        tip = ("; pass --input-errors replace to read invalid bytes as U+FFFD, or --input-errors ignore to drop "
+               "them, or --input-errors backslashreplace to keep them as \\xNN") if hint else ""
         raise InputError(f"{source}: not valid UTF-8 at byte {exc.start} (line {line}, "
                          f"byte {bad.hex(' ')}: {exc.reason}){tip}") from None
 
@@ -249,9 +256,12 @@ def cli_message(message: str, options: set[str]) -> str:
     message = _SPECIAL_HINT.sub(special, message)
     if "--errors" in options:
         message = _ERRORS_REPLACE.sub("pass --errors replace to get U+FFFD", message)
-        message = _ERRORS_TRAIN.sub(r"pass --errors replace or --errors ignore to \1 anyway", message)
     else:
         message = _ERRORS_REPLACE.sub("the text cannot be shown exactly", message)
+    # a trainer's errors= is the input's: --input-errors where the command has it
+    flag = "--input-errors" if "--input-errors" in options else "--errors" if "--errors" in options else None
+    if flag is not None:
+        message = _ERRORS_TRAIN.sub(rf"pass {flag} replace or {flag} ignore to \1 anyway", message)
     message = _LOSSY.sub("pass --allow-lossy to", message)
     message = _PATTERN.sub(
         lambda m: "the CLI reads only the rank files it recognises by sha256; for another one, save it once with "
@@ -268,6 +278,8 @@ def cli_message(message: str, options: set[str]) -> str:
         if flag is None:
             return m.group(0)
         value = m.group(3)
+        if re.fullmatch(r"'[\w.+-]+'", value):  # 'replace' -> replace: a shell word needs no quotes
+            value = value[1:-1]
         return f"{m.group(1)} {flag}" if value == "True" else f"{m.group(1)} {flag} {value}"
 
     return _KWARG.sub(kwarg, message)

@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from ._common import add_parser, add_tokenizer_arg, positive_int, print_json, write_lines
+from ._common import add_input_errors_arg, add_parser, add_tokenizer_arg, positive_int, print_json, write_lines
 
 
 def _inputs(args: argparse.Namespace) -> list[str]:
@@ -40,7 +40,8 @@ def cmd_prepare(args: argparse.Namespace) -> int:
         index = prepare(
             _inputs(args), args.tokenizer, args.out,
             workers=args.workers, engine=args.engine, ray_address=args.ray_address,
-            text_field=args.text_field, split_on=_split_on(args), eot=args.eot, bos=args.bos,
+            text_field=args.text_field, split_on=_split_on(args), input_errors=args.input_errors,
+            eot=args.eot, bos=args.bos,
             val_fraction=args.val_fraction, shard_size=args.shard_size, resume=args.resume,
             overwrite=args.overwrite, show_progress=_show(args),
         )
@@ -85,7 +86,8 @@ def cmd_count(args: argparse.Namespace) -> int:
 
     report = count(
         _inputs(args), args.tokenizer, workers=args.workers, engine=args.engine, ray_address=args.ray_address,
-        text_field=args.text_field, split_on=_split_on(args), show_progress=_show(args, False if args.json else None),
+        text_field=args.text_field, split_on=_split_on(args), input_errors=args.input_errors,
+        show_progress=_show(args, False if args.json else None),
     )
     if args.json:
         print_json(report.to_dict(), indent=1)
@@ -128,6 +130,7 @@ def _common(p: Any, tokenizer_required: bool = False) -> None:
                         "a document is exactly the text between two separators, so a TinyStories-style file "
                         "needs '\\n<|endoftext|>\\n' to leave out the line breaks around the marker; "
                         "default: one document per file")
+    add_input_errors_arg(p)
     shown = p.add_mutually_exclusive_group()
     shown.add_argument("--quiet", "-q", action="store_true", help="no progress bar (the summary is still printed)")
     shown.add_argument("--progress", action="store_true",

@@ -25,7 +25,7 @@ from ..errors import InvalidArgumentError, PrepareError, SpecialTokenError, Unkn
 from . import shards as _shards
 from . import sources as _sources
 from .shards import INDEX, JOURNAL, PARTIAL, SplitWriter, write_json_atomic
-from .sources import FIRST, LAST, ReadOptions, Source, hash_source, plan_units, resolve_inputs
+from .sources import FIRST, INPUT_ERRORS, LAST, ReadOptions, Source, hash_source, plan_units, resolve_inputs
 
 if TYPE_CHECKING:
     from .encoder import Encoded
@@ -165,13 +165,20 @@ def unescape(delim: str) -> str:
     return delim.encode("latin-1", "backslashreplace").decode("unicode_escape") if "\\" in delim else delim
 
 
-def _read_options(text_field: str, split_on: str | None, val_fraction: float) -> ReadOptions:
+def _read_options(text_field: str, split_on: str | None, val_fraction: float, input_errors: str) -> ReadOptions:
     if not isinstance(text_field, str) or not text_field:
         raise InvalidArgumentError(f"text_field must be a non-empty str, got {text_field!r}")
     if split_on is not None and (not isinstance(split_on, str) or not split_on):
         raise InvalidArgumentError("split_on must be a non-empty delimiter (or None: one document per file)")
-    return ReadOptions(text_field=text_field, split_on=split_on, val_fraction=val_fraction,
+    if input_errors not in INPUT_ERRORS:
+        raise InvalidArgumentError(f"input_errors must be one of {', '.join(INPUT_ERRORS)}, not {input_errors!r}")
+    return ReadOptions(text_field=text_field, split_on=split_on, val_fraction=val_fraction, input_errors=input_errors,
                        chunk_chars=_sources.CHUNK_CHARS, segment_chars=_sources.SEGMENT_CHARS)
+
+
+def _options(settings: dict | None) -> dict:
+    """The options of an index or journal; those written before ``input_errors`` existed read strictly."""
+    return {"input_errors": "strict", **((settings or {}).get("options") or {})}
 
 
 def _workers(workers: int | None) -> int:
@@ -287,6 +294,7 @@ def prepare(
     ray_address: str | None = None,
     text_field: str = "text",
     split_on: str | None = None,
+    input_errors: str = "strict",
     eot: str | None = "auto",
     bos: str | None = "auto",
     val_fraction: float = 0.0,
@@ -306,6 +314,9 @@ def prepare(
     raw little-endian ``uint16`` (``uint32`` for larger vocabularies) of
     ``shard_size`` bytes, ``{split}.docs.npy`` and ``index.json`` in ``out_dir``;
     the same bytes whatever ``workers`` and ``engine``. See :func:`open_tokens`.
+    ``input_errors``: bytes that are not UTF-8 stop the job (``"strict"``, the error
+    names the file, line and byte) or are read as ``bytes.decode`` reads them with
+    ``"replace"`` (U+FFFD), ``"ignore"`` or ``"backslashreplace"``.
 
     >>> import tokenforge, tempfile
     >>> out = tempfile.mkdtemp()
@@ -322,7 +333,7 @@ def prepare(
         raise InvalidArgumentError(f"val_fraction must be in [0, 1), got {val_fraction!r}")
     seps = resolve_separators(tok, bos, eot)
     sources = resolve_inputs(inputs)
-    opts = _read_options(text_field, split_on, float(val_fraction))
+    opts = _read_options(text_field, split_on, float(val_fraction), input_errors)
     dtype = np.dtype("<u2") if tok.max_token_value <= 0xFFFF else np.dtype("<u4")
     shard_tokens = max(parse_size(shard_size) // dtype.itemsize, 1)
     out = Path(out_dir)
@@ -333,8 +344,9 @@ def prepare(
         "dtype": dtype.name,
         "shard_tokens": shard_tokens,
         "separators": seps.to_dict(),
-        "options": {"text_field": text_field, "split_on": split_on, "val_fraction": float(val_fraction),
-                    "bos": bos, "eot": eot, "shard_size": shard_tokens * dtype.itemsize},
+        "options": {"text_field": text_field, "split_on": split_on, "input_errors": input_errors,
+                    "val_fraction": float(val_fraction), "bos": bos, "eot": eot,
+                    "shard_size": shard_tokens * dtype.itemsize},
         "inputs": [{"name": s.name, "size": s.size, "mtime_ns": s.mtime_ns} for s in sources],
     }
     journal_settings = {**settings, "engine": engine}
@@ -478,7 +490,7 @@ def _same_tokenizer(old: dict | None, new: dict) -> bool:
 def _same_settings(index: dict, settings: dict) -> bool:
     return (_same_tokenizer(index.get("tokenizer"), settings["tokenizer"])
             and index.get("dtype") == settings["dtype"]
-            and index.get("options") == settings["options"]
+            and _options(index) == settings["options"]
             and [i["name"] for i in index.get("inputs", [])] == [i["name"] for i in settings["inputs"]]
             and [i.get("size") for i in index.get("inputs", [])] == [i["size"] for i in settings["inputs"]])
 
@@ -488,6 +500,8 @@ def _check_resumable(out: Path, old: dict, new: dict) -> None:
                       ("shard_tokens", "the shard size"),
                       ("separators", "the separators"), ("options", "the options"), ("inputs", "the inputs")):
         if key == "tokenizer" and _same_tokenizer(old.get(key), new[key]):
+            continue
+        if key == "options" and _options(old) == new[key]:
             continue
         if old.get(key) != new.get(key):
             if key == "inputs":
@@ -559,10 +573,11 @@ def count(
     ray_address: str | None = None,
     text_field: str = "text",
     split_on: str | None = None,
+    input_errors: str = "strict",
     show_progress: bool | None = None,
 ) -> CountReport:
     """Count the tokens of a corpus (per input and in total), read and encoded as
-    :func:`prepare` does, without separators and without writing anything.
+    :func:`prepare` does (``input_errors`` too), without separators and without writing anything.
 
     >>> import tokenforge
     >>> tokenforge.count(iter(["hello world", "bye"]), "gpt2", show_progress=False).total.tokens
@@ -573,7 +588,7 @@ def count(
     t0 = time.perf_counter()
     tok = open_tokenizer(tokenizer)
     sources = resolve_inputs(inputs)
-    opts = _read_options(text_field, split_on, 0.0)
+    opts = _read_options(text_field, split_on, 0.0, input_errors)
     stats = _Stats(len(sources))
     total_bytes = sum(s.size for s in sources) if all(s.size is not None for s in sources) else None
     progress = _Progress(show_progress, total_bytes, "count")
