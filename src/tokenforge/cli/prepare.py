@@ -75,6 +75,11 @@ def _summary(index: dict[str, Any], out: str, seconds: float) -> list[str]:
         files = ", ".join(x["file"] for x in s["shards"][:3]) + (", ..." if len(s["shards"]) > 3 else "")
         lines.append(f"  {name:<15} {s['tokens']:,} tokens, {s['documents']:,} documents, "
                      + (f"{len(s['shards'])} shard(s): {files}" if s["shards"] else "no shard"))
+    skipped = [(i["name"], i.get("empty_documents_skipped", 0)) for i in index["inputs"]]
+    if sum(n for _, n in skipped):
+        where = [f"{name}: {n:,}" for name, n in skipped if n]
+        lines.append(f"  skipped         {sum(n for _, n in skipped):,} empty document(s), not written ("
+                     + ", ".join(where[:3]) + (", ..." if len(where) > 3 else "") + ")")
     rate = f"{in_bytes / seconds / 1e6:.1f} MB/s, " if in_bytes else ""
     lines.append(f"  time            {seconds:.2f} s ({rate}{tokens / max(seconds, 1e-9) / 1e6:.2f}M tokens/s)")
     lines.append(f"  read it with    tokenforge.open_tokens({out!r})")

@@ -401,6 +401,8 @@ def prepare(
             progress.update(enc.nbytes, int(out_len.sum()))
         for w in writers.values():
             w.finish()
+        if not any(w.documents for w in writers.values()):
+            raise PrepareError(_nothing_to_prepare(sources, stats, out))
     except BaseException:
         for w in writers.values():
             w.abort()
@@ -438,6 +440,15 @@ def prepare(
     write_json_atomic(out / INDEX, index)
     _shards.remove_partial(out)
     return index
+
+
+def _nothing_to_prepare(sources: list[Source], stats: _Stats, out: Path) -> str:
+    """The error for a corpus without one non-empty document (nothing is written for it)."""
+    names = [s.name for s in sources]
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    skipped = int(stats.empty.sum())
+    what = f"{skipped:,} empty document(s) skipped" if skipped else "no document found"
+    return f"no text to prepare in {shown} ({what}); nothing was written to {out}"
 
 
 def _start(out: Path, settings: dict, resume: bool, overwrite: bool, sources: list[Source]) -> dict | None:
