@@ -229,6 +229,7 @@ _LOSSY = re.compile(r"pass allow_lossy=True, or --allow-lossy, to")
 _PATTERN = re.compile(r"pass pattern= \(e\.g\. ([^)]*)\)")
 _GET_ENCODING = re.compile(r"use get_encoding\(\) with one of")
 _NO_RANKS = re.compile(r"has no ranks in tokenforge; pass a tokenizer")
+_ARG_MUST = re.compile(r"(^|; )([a-z][a-z0-9_]*)(?= must )")
 _KWARG = re.compile(r"(?i)\b(pass|use|set|with|or)\s+([a-z][a-z0-9_]*)=((?:'[^']*'|\{[^}]*\}|\([^)]*\)|[\w.+-]+))")
 
 
@@ -282,4 +283,8 @@ def cli_message(message: str, options: set[str]) -> str:
             value = value[1:-1]
         return f"{m.group(1)} {flag}" if value == "True" else f"{m.group(1)} {flag} {value}"
 
-    return _KWARG.sub(kwarg, message)
+    def arg_must(m: re.Match) -> str:  # "val_fraction must be ...": the argument, as the command's flag
+        flag = _flag(options, m.group(2))
+        return m.group(1) + flag if flag else m.group(0)
+
+    return _ARG_MUST.sub(arg_must, _KWARG.sub(kwarg, message))

@@ -152,7 +152,7 @@ def register(sub: Any) -> None:
                     "are read as text; separators are added by the tokenizer's convention.",
         examples=[
             "tokenforge prepare -o out/                         # the embedded corpus, cl100k_base",
-            "tokenforge prepare stories.txt --split-on '\n<|endoftext|>\n' -t gpt2 -o data/ --val-fraction 0.01",
+            r"tokenforge prepare stories.txt --split-on '\n<|endoftext|>\n' -t gpt2 -o data/ --val-fraction 0.01",
             "tokenforge prepare 'shards/*.jsonl.zst' --text-field content -t o200k -o data/ --resume",
         ],
     )

@@ -236,7 +236,7 @@ def open_tokens(directory: str | Any, split: str = "train", *, verify: bool = Fa
     d = Path(directory)
     path = d / INDEX
     if not path.is_file():
-        hint = " (an interrupted run: prepare again with resume)" if (d / PARTIAL).exists() else ""
+        hint = " (an interrupted run: prepare again with resume=True)" if (d / PARTIAL).exists() else ""
         raise TokenizerFileNotFoundError(f"{path}: no such file{hint}")
     try:
         index = json.loads(path.read_text(encoding="utf-8"))
