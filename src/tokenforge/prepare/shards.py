@@ -87,8 +87,8 @@ def locked(out: Path) -> Iterator[None]:
             _lock_fd(fd)
         except BlockingIOError:
             os.close(fd)
-            raise PrepareError(f"{out}: another prepare is writing in this folder (it holds {path}); wait for it "
-                               "to end, or choose another output folder") from None
+            raise PrepareError(f"{out}: another prepare is writing in this folder (it holds the lock on {path}); "
+                               "wait for it to end, or choose another output folder") from None
         except BaseException:
             os.close(fd)
             raise
