@@ -48,7 +48,7 @@ def test_prepare_errors_are_one_line(tmp_path, capsys):
     assert code == 1 and err.count("\n") == 1
     assert "bad.jsonl, line 2: no field 'text'" in err
     code, out, err = run(capsys, "prepare", bad, "-o", tmp_path / "o", "--quiet", "--text-field", "txt", "--eot", "<|x|>")
-    assert code == 1 and "--eot '<|x|>' is not a token" in err
+    assert code == 1 and "cannot use --eot '<|x|>': it is not a token" in err and "pass --eot none" in err
 
 
 def test_count_prints_a_table_and_json(tmp_path, capsys):
@@ -71,3 +71,13 @@ def test_encode_count_counts_the_text(tmp_path, capsys):
     f.write_text("hello world " * 100, encoding="utf-8")
     code, out, _ = run(capsys, "encode", "--count", "-f", f, "-t", "gpt2", "--json")
     assert json.loads(out)["total"]["tokens"] == len(tokenforge.get_encoding("gpt2").encode("hello world " * 100))
+
+
+def test_prepare_help_shows_the_split_on_example_as_typed(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit):
+        main(["prepare", "--help"])
+    out = capsys.readouterr().out
+    assert "tokenforge prepare stories.txt --split-on '\\n<|endoftext|>\\n' -t gpt2 -o data/" in out
+    assert "--input-errors {strict,replace,ignore,backslashreplace}" in out

@@ -95,6 +95,72 @@ def test_changed_or_truncated_shards_are_reported(prepared, tmp_path):
         tokenforge.open_tokens(tmp_path)
 
 
+def _copy(prepared, tmp_path, name="many"):
+    import shutil
+
+    d = tmp_path / "copy"
+    shutil.copytree(prepared / name, d)
+    return d, json.loads((d / "index.json").read_text())
+
+
+@pytest.mark.parametrize("bad", ["../outside/train-00000.bin", "ABSOLUTE", "sub/../../outside/train-00000.bin",
+                                 "..\\outside\\train-00000.bin", "C:/outside/train-00000.bin"])
+def test_a_shard_name_that_leaves_the_folder_is_refused(prepared, tmp_path, bad):
+    d, index = _copy(prepared, tmp_path, "one")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "train-00000.bin").write_bytes((d / "train-00000.bin").read_bytes())  # a readable file is there
+    name = str(outside / "train-00000.bin") if bad == "ABSOLUTE" else bad
+    index["splits"]["train"]["shards"][0]["file"] = name
+    (d / "index.json").write_text(json.dumps(index))
+    with pytest.raises(tokenforge.FileFormatError, match=r"index.json: file name .* does not stay inside"):
+        tokenforge.open_tokens(d)
+
+
+def test_document_offsets_outside_the_folder_are_refused(prepared, tmp_path):
+    d, index = _copy(prepared, tmp_path, "one")
+    (tmp_path / "train.docs.npy").write_bytes((d / "train.docs.npy").read_bytes())
+    index["splits"]["train"]["doc_offsets"] = "../train.docs.npy"
+    (d / "index.json").write_text(json.dumps(index))
+    with pytest.raises(tokenforge.FileFormatError, match=r"'\.\./train.docs.npy' does not stay inside"):
+        tokenforge.open_tokens(d)
+
+
+def test_verify_checks_the_document_offsets(prepared, tmp_path):
+    d, index = _copy(prepared, tmp_path)
+    assert index["format_version"] == 2 and len(index["splits"]["train"]["doc_offsets_sha256"]) == 64
+    offsets = np.load(d / "train.docs.npy")
+    moved = offsets.copy()
+    moved[3] += 1  # same length, same total: only a hash (or verify) sees it
+    np.save(d / "train.docs.npy", moved)
+    assert tokenforge.open_tokens(d).doc(2).tolist() != tokenforge.open_tokens(prepared / "many").doc(2).tolist()
+    with pytest.raises(tokenforge.FileFormatError, match=r"train.docs.npy: sha256 differs"):
+        tokenforge.open_tokens(d, verify=True)
+    # an index of format 1 has no hash of the offsets: verify still checks that they rise
+    del index["splits"]["train"]["doc_offsets_sha256"]
+    index["format_version"] = 1
+    (d / "index.json").write_text(json.dumps(index))
+    tokenforge.open_tokens(d, verify=True)
+    moved[3], moved[4] = offsets[4], offsets[3]
+    np.save(d / "train.docs.npy", moved)
+    with pytest.raises(tokenforge.FileFormatError, match=r"train.docs.npy: the document offsets do not rise"):
+        tokenforge.open_tokens(d, verify=True)
+
+
+def test_an_index_of_format_1_is_still_read(prepared, tmp_path):
+    d, index = _copy(prepared, tmp_path)
+    for info in index["splits"].values():
+        del info["doc_offsets_sha256"]
+    index["format_version"] = 1
+    (d / "index.json").write_text(json.dumps(index))
+    toks = tokenforge.open_tokens(d, verify=True)
+    assert toks.doc(1).tolist() == tokenforge.open_tokens(prepared / "many").doc(1).tolist()
+    index["format_version"] = 3
+    (d / "index.json").write_text(json.dumps(index))
+    with pytest.raises(tokenforge.FileFormatError, match="format_version 3 is newer"):
+        tokenforge.open_tokens(d)
+
+
 def test_memmap_reads_a_shard_as_nanogpt_does(prepared):
     index = json.loads((prepared / "one" / "index.json").read_text())
     shard = prepared / "one" / index["splits"]["train"]["shards"][0]["file"]

@@ -175,7 +175,7 @@ def test_invalid_utf8_in_a_jsonl_line_names_file_and_line(tmp_path):
 def test_invalid_utf8_in_a_text_file_names_file_line_and_byte(tmp_path):
     p = tmp_path / "bad.txt"
     p.write_bytes(b"line one\nline two\nline \xc3\x28 three\n")
-    _check_error(tmp_path, p, r"bad.txt, line 3: not valid UTF-8 \(byte 23\)")
+    _check_error(tmp_path, p, r"bad.txt, line 3: not valid UTF-8 \(byte 23: c3, invalid continuation byte\)")
     p.write_bytes(b"ends inside a character \xe4\xb8")
     _check_error(tmp_path, p, r"bad.txt, line 1: not valid UTF-8")
 

@@ -52,10 +52,16 @@ def add_tokenizer_arg(p: argparse.ArgumentParser, default: str = DEFAULT_TOKENIZ
     p.add_argument("--tokenizer", "-t", default=default, metavar="TOK", help=TOKENIZER_HELP)
 
 
-def add_input_errors_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--input-errors", choices=["strict", "replace"], default="strict",
-                   help="input that is not valid UTF-8: strict fails naming the byte offset; "
-                        "replace reads each invalid byte as U+FFFD")
+INPUT_ERRORS = ("strict", "replace", "ignore", "backslashreplace")
+
+
+def add_input_errors_arg(p: Any) -> None:
+    """``--input-errors``: one flag, with Python's decoding error handlers, for every command
+    that reads text or a corpus."""
+    p.add_argument("--input-errors", choices=INPUT_ERRORS, default="strict",
+                   help="input that is not valid UTF-8: strict fails naming the file, line and byte; "
+                        "replace reads invalid bytes as U+FFFD, ignore drops them, backslashreplace "
+                        "keeps them as \\xNN (Python's bytes.decode error handlers)")
 
 
 # ------------------------------------------------------------------ -t/--tokenizer
@@ -97,16 +103,17 @@ class InputError(Exception):
 def decode_utf8(data: bytes, source: str, errors: str = "strict", *, hint: bool = True) -> str:
     """``data`` as UTF-8, exactly (no newline translation; a BOM is kept as U+FEFF).
 
-    Invalid UTF-8 raises :class:`InputError` naming the byte offset, unless
-    ``errors="replace"``, which reads each invalid byte as U+FFFD."""
+    Invalid UTF-8 raises :class:`InputError` naming the byte offset, unless ``errors``
+    is another of :data:`INPUT_ERRORS` (``replace``: U+FFFD, ``ignore``, ``backslashreplace``)."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if errors == "replace":
-            return data.decode("utf-8", "replace")
+        if errors != "strict":
+            return data.decode("utf-8", errors)
         line = data.count(b"\n", 0, exc.start) + 1
         bad = data[exc.start:exc.end]
-        tip = "; pass --input-errors replace to read invalid bytes as U+FFFD" if hint else ""
+        tip = ("; pass --input-errors replace to read invalid bytes as U+FFFD, or --input-errors ignore to drop "
+               "them, or --input-errors backslashreplace to keep them as \\xNN") if hint else ""
         raise InputError(f"{source}: not valid UTF-8 at byte {exc.start} (line {line}, "
                          f"byte {bad.hex(' ')}: {exc.reason}){tip}") from None
 
@@ -222,6 +229,7 @@ _LOSSY = re.compile(r"pass allow_lossy=True, or --allow-lossy, to")
 _PATTERN = re.compile(r"pass pattern= \(e\.g\. ([^)]*)\)")
 _GET_ENCODING = re.compile(r"use get_encoding\(\) with one of")
 _NO_RANKS = re.compile(r"has no ranks in tokenforge; pass a tokenizer")
+_ARG_MUST = re.compile(r"(^|; )([a-z][a-z0-9_]*)(?= must )")
 _KWARG = re.compile(r"(?i)\b(pass|use|set|with|or)\s+([a-z][a-z0-9_]*)=((?:'[^']*'|\{[^}]*\}|\([^)]*\)|[\w.+-]+))")
 
 
@@ -249,9 +257,12 @@ def cli_message(message: str, options: set[str]) -> str:
     message = _SPECIAL_HINT.sub(special, message)
     if "--errors" in options:
         message = _ERRORS_REPLACE.sub("pass --errors replace to get U+FFFD", message)
-        message = _ERRORS_TRAIN.sub(r"pass --errors replace or --errors ignore to \1 anyway", message)
     else:
         message = _ERRORS_REPLACE.sub("the text cannot be shown exactly", message)
+    # a trainer's errors= is the input's: --input-errors where the command has it
+    flag = "--input-errors" if "--input-errors" in options else "--errors" if "--errors" in options else None
+    if flag is not None:
+        message = _ERRORS_TRAIN.sub(rf"pass {flag} replace or {flag} ignore to \1 anyway", message)
     message = _LOSSY.sub("pass --allow-lossy to", message)
     message = _PATTERN.sub(
         lambda m: "the CLI reads only the rank files it recognises by sha256; for another one, save it once with "
@@ -268,6 +279,12 @@ def cli_message(message: str, options: set[str]) -> str:
         if flag is None:
             return m.group(0)
         value = m.group(3)
+        if re.fullmatch(r"'[\w.+-]+'", value):  # 'replace' -> replace: a shell word needs no quotes
+            value = value[1:-1]
         return f"{m.group(1)} {flag}" if value == "True" else f"{m.group(1)} {flag} {value}"
 
-    return _KWARG.sub(kwarg, message)
+    def arg_must(m: re.Match) -> str:  # "val_fraction must be ...": the argument, as the command's flag
+        flag = _flag(options, m.group(2))
+        return m.group(1) + flag if flag else m.group(0)
+
+    return _ARG_MUST.sub(arg_must, _KWARG.sub(kwarg, message))

@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from ._common import add_parser, add_tokenizer_arg, positive_int, print_json, write_lines
+from ._common import add_input_errors_arg, add_parser, add_tokenizer_arg, positive_int, print_json, write_lines
 
 
 def _inputs(args: argparse.Namespace) -> list[str]:
@@ -40,7 +40,8 @@ def cmd_prepare(args: argparse.Namespace) -> int:
         index = prepare(
             _inputs(args), args.tokenizer, args.out,
             workers=args.workers, engine=args.engine, ray_address=args.ray_address,
-            text_field=args.text_field, split_on=_split_on(args), eot=args.eot, bos=args.bos,
+            text_field=args.text_field, split_on=_split_on(args), input_errors=args.input_errors,
+            eot=args.eot, bos=args.bos,
             val_fraction=args.val_fraction, shard_size=args.shard_size, resume=args.resume,
             overwrite=args.overwrite, show_progress=_show(args),
         )
@@ -74,6 +75,11 @@ def _summary(index: dict[str, Any], out: str, seconds: float) -> list[str]:
         files = ", ".join(x["file"] for x in s["shards"][:3]) + (", ..." if len(s["shards"]) > 3 else "")
         lines.append(f"  {name:<15} {s['tokens']:,} tokens, {s['documents']:,} documents, "
                      + (f"{len(s['shards'])} shard(s): {files}" if s["shards"] else "no shard"))
+    skipped = [(i["name"], i.get("empty_documents_skipped", 0)) for i in index["inputs"]]
+    if sum(n for _, n in skipped):
+        where = [f"{name}: {n:,}" for name, n in skipped if n]
+        lines.append(f"  skipped         {sum(n for _, n in skipped):,} empty document(s), not written ("
+                     + ", ".join(where[:3]) + (", ..." if len(where) > 3 else "") + ")")
     rate = f"{in_bytes / seconds / 1e6:.1f} MB/s, " if in_bytes else ""
     lines.append(f"  time            {seconds:.2f} s ({rate}{tokens / max(seconds, 1e-9) / 1e6:.2f}M tokens/s)")
     lines.append(f"  read it with    tokenforge.open_tokens({out!r})")
@@ -85,7 +91,8 @@ def cmd_count(args: argparse.Namespace) -> int:
 
     report = count(
         _inputs(args), args.tokenizer, workers=args.workers, engine=args.engine, ray_address=args.ray_address,
-        text_field=args.text_field, split_on=_split_on(args), show_progress=_show(args, False if args.json else None),
+        text_field=args.text_field, split_on=_split_on(args), input_errors=args.input_errors,
+        show_progress=_show(args, False if args.json else None),
     )
     if args.json:
         print_json(report.to_dict(), indent=1)
@@ -128,6 +135,7 @@ def _common(p: Any, tokenizer_required: bool = False) -> None:
                         "a document is exactly the text between two separators, so a TinyStories-style file "
                         "needs '\\n<|endoftext|>\\n' to leave out the line breaks around the marker; "
                         "default: one document per file")
+    add_input_errors_arg(p)
     shown = p.add_mutually_exclusive_group()
     shown.add_argument("--quiet", "-q", action="store_true", help="no progress bar (the summary is still printed)")
     shown.add_argument("--progress", action="store_true",
@@ -144,7 +152,7 @@ def register(sub: Any) -> None:
                     "are read as text; separators are added by the tokenizer's convention.",
         examples=[
             "tokenforge prepare -o out/                         # the embedded corpus, cl100k_base",
-            "tokenforge prepare stories.txt --split-on '\n<|endoftext|>\n' -t gpt2 -o data/ --val-fraction 0.01",
+            r"tokenforge prepare stories.txt --split-on '\n<|endoftext|>\n' -t gpt2 -o data/ --val-fraction 0.01",
             "tokenforge prepare 'shards/*.jsonl.zst' --text-field content -t o200k -o data/ --resume",
         ],
     )

@@ -9,7 +9,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from ._common import DEFAULT_OUT, add_parser, print_json
+from ._common import DEFAULT_OUT, INPUT_ERRORS, add_input_errors_arg, add_parser, print_json
 
 _UNSHOWN = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
 
@@ -103,7 +103,7 @@ def _train_pipeline(args: argparse.Namespace) -> int:
     fmt = _out_format(args, out)
     check_output_path(out, fmt)  # before any work
     _check_input(files)
-    common = dict(vocab_size=args.vocab_size, workers=args.workers, errors=args.errors, show_progress=_show(args))
+    common = dict(vocab_size=args.vocab_size, workers=args.workers, errors=args.input_errors, show_progress=_show(args))
     t0 = time.perf_counter()
     try:
         if args.model == "wordpiece":
@@ -188,7 +188,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         special_tokens=specials,
         pattern=None if args.pattern == "none" else args.pattern,
         workers=args.workers,
-        errors=args.errors,
+        errors=args.input_errors,
         show_progress=_show(args),
         engine=args.engine,
         ray_address=args.ray_address,
@@ -287,8 +287,10 @@ def register(sub: Any) -> None:
     t.add_argument("--engine", choices=["local", "ray"], default="local",
                    help="bpe: count pre-tokens in local processes or as Ray tasks (pip install 'tokenforge[ray]')")
     t.add_argument("--ray-address", default=None, help="address of a running Ray cluster (default: start a local one)")
-    t.add_argument("--errors", default="strict", choices=["strict", "replace", "ignore"],
-                   help="what to do with bytes that are not UTF-8 (default strict: fail)")
+    add_input_errors_arg(t)
+    # the name this flag had before every command read input with --input-errors
+    t.add_argument("--errors", dest="input_errors", choices=INPUT_ERRORS, default=argparse.SUPPRESS,
+                   help=argparse.SUPPRESS)
     t.add_argument("--json", action="store_true", help="print the report as JSON")
     shown = t.add_mutually_exclusive_group()
     shown.add_argument("--quiet", "-q", action="store_true", help="no progress bars (the report is still printed)")

@@ -13,18 +13,20 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
+from .._io import sha256_file
 from .._lazy import np
-from ..errors import InvalidArgumentError, PrepareError, SpecialTokenError, UnknownTokenError
+from ..errors import InvalidArgumentError, PrepareError, SpecialTokenError, TokenforgeError, UnknownTokenError
 from . import shards as _shards
 from . import sources as _sources
 from .shards import INDEX, JOURNAL, PARTIAL, SplitWriter, write_json_atomic
-from .sources import FIRST, LAST, ReadOptions, Source, hash_source, plan_units, resolve_inputs
+from .sources import FIRST, INPUT_ERRORS, LAST, ReadOptions, Source, hash_source, plan_units, resolve_inputs
 
 if TYPE_CHECKING:
     from .encoder import Encoded
@@ -101,8 +103,8 @@ def resolve_separators(tok: Any, bos: str | None = "auto", eot: str | None = "au
             return (tok.token_to_id(value),), (value,)
         except (UnknownTokenError, KeyError):
             raise SpecialTokenError(
-                f"--{which} {value!r} is not a token of this tokenizer (special tokens: "
-                f"{', '.join(sorted(specials)) or 'none'})"
+                f"cannot use {which}={value!r}: it is not a token of this tokenizer (special tokens: "
+                f"{', '.join(sorted(specials)) or 'none'}); pass {which}='none' for no separator"
             ) from None
 
     b_ids, b_toks = pick(bos, "bos")
@@ -164,13 +166,20 @@ def unescape(delim: str) -> str:
     return delim.encode("latin-1", "backslashreplace").decode("unicode_escape") if "\\" in delim else delim
 
 
-def _read_options(text_field: str, split_on: str | None, val_fraction: float) -> ReadOptions:
+def _read_options(text_field: str, split_on: str | None, val_fraction: float, input_errors: str) -> ReadOptions:
     if not isinstance(text_field, str) or not text_field:
         raise InvalidArgumentError(f"text_field must be a non-empty str, got {text_field!r}")
     if split_on is not None and (not isinstance(split_on, str) or not split_on):
         raise InvalidArgumentError("split_on must be a non-empty delimiter (or None: one document per file)")
-    return ReadOptions(text_field=text_field, split_on=split_on, val_fraction=val_fraction,
+    if input_errors not in INPUT_ERRORS:
+        raise InvalidArgumentError(f"input_errors must be one of {', '.join(INPUT_ERRORS)}, not {input_errors!r}")
+    return ReadOptions(text_field=text_field, split_on=split_on, val_fraction=val_fraction, input_errors=input_errors,
                        chunk_chars=_sources.CHUNK_CHARS, segment_chars=_sources.SEGMENT_CHARS)
+
+
+def _options(settings: dict | None) -> dict:
+    """The options of an index or journal; those written before ``input_errors`` existed read strictly."""
+    return {"input_errors": "strict", **((settings or {}).get("options") or {})}
 
 
 def _workers(workers: int | None) -> int:
@@ -286,6 +295,7 @@ def prepare(
     ray_address: str | None = None,
     text_field: str = "text",
     split_on: str | None = None,
+    input_errors: str = "strict",
     eot: str | None = "auto",
     bos: str | None = "auto",
     val_fraction: float = 0.0,
@@ -305,6 +315,9 @@ def prepare(
     raw little-endian ``uint16`` (``uint32`` for larger vocabularies) of
     ``shard_size`` bytes, ``{split}.docs.npy`` and ``index.json`` in ``out_dir``;
     the same bytes whatever ``workers`` and ``engine``. See :func:`open_tokens`.
+    ``input_errors``: bytes that are not UTF-8 stop the job (``"strict"``, the error
+    names the file, line and byte) or are read as ``bytes.decode`` reads them with
+    ``"replace"`` (U+FFFD), ``"ignore"`` or ``"backslashreplace"``.
 
     >>> import tokenforge, tempfile
     >>> out = tempfile.mkdtemp()
@@ -321,7 +334,7 @@ def prepare(
         raise InvalidArgumentError(f"val_fraction must be in [0, 1), got {val_fraction!r}")
     seps = resolve_separators(tok, bos, eot)
     sources = resolve_inputs(inputs)
-    opts = _read_options(text_field, split_on, float(val_fraction))
+    opts = _read_options(text_field, split_on, float(val_fraction), input_errors)
     dtype = np.dtype("<u2") if tok.max_token_value <= 0xFFFF else np.dtype("<u4")
     shard_tokens = max(parse_size(shard_size) // dtype.itemsize, 1)
     out = Path(out_dir)
@@ -332,136 +345,206 @@ def prepare(
         "dtype": dtype.name,
         "shard_tokens": shard_tokens,
         "separators": seps.to_dict(),
-        "options": {"text_field": text_field, "split_on": split_on, "val_fraction": float(val_fraction),
-                    "bos": bos, "eot": eot, "shard_size": shard_tokens * dtype.itemsize},
+        "options": {"text_field": text_field, "split_on": split_on, "input_errors": input_errors,
+                    "val_fraction": float(val_fraction), "bos": bos, "eot": eot,
+                    "shard_size": shard_tokens * dtype.itemsize},
         "inputs": [{"name": s.name, "size": s.size, "mtime_ns": s.mtime_ns} for s in sources],
     }
     journal_settings = {**settings, "engine": engine}
     splits = ("train", "val") if val_fraction > 0 else ("train",)
     created = not out.exists()
-    state = _start(out, journal_settings, resume, overwrite, sources)
-    if isinstance(state, dict) and state.get("complete"):
-        return state["index"]
-
-    hashes: dict[int, str | None] = {}
-    hasher = threading.Thread(target=lambda: hashes.update({k: hash_source(s) for k, s in enumerate(sources)}),
-                              name="tokenforge-hash", daemon=True)
-    hasher.start()
-
-    writers = {s: SplitWriter(out, s, dtype, shard_tokens, (state or {}).get("splits", {}).get(s)) for s in splits}
-    stats = _Stats(len(sources))
-    skip_before = 0
-    if state:
-        skip_before, snap = _resume_point(state, splits)
-        if snap is not None:
-            stats = _Stats.from_json(len(sources), snap)
-    snapshots: dict[str, dict] = dict((state or {}).get("snapshots", {}))
-    batch_start = [skip_before]
-
-    def checkpoint(writer: SplitWriter) -> None:
-        # `stats` does not count the batch being written yet: it is the snapshot at its start
-        snapshots[writer.split] = {"item": batch_start[0], "stats": stats.to_json()}
-        write_json_atomic(out / PARTIAL / JOURNAL, {
-            "settings": journal_settings,
-            "splits": {s: w.state() for s, w in writers.items()},
-            "snapshots": snapshots,
-        })
-
-    total_bytes = sum(s.size for s in sources) if all(s.size is not None for s in sources) else None
-    progress = _Progress(show_progress, total_bytes, f"prepare {settings['tokenizer']['name']}")
+    _make_folder(out)
     try:
-        for enc in _engine_batches(engine, tok, n_workers, sources, opts, skip_before, False, ray_address):
-            batch_start[0] = enc.first_item
-            tokens, out_len = assemble(enc, seps)
-            items = enc.first_item + np.arange(enc.n_items, dtype=np.int64)
-            first = (enc.flags & FIRST).astype(bool)
-            if len(splits) == 1:
-                writers["train"].write(tokens, items, out_len, first, checkpoint)
-            else:
-                for s, want in (("train", False), ("val", True)):
-                    sel = enc.val == want
-                    if sel.all():
-                        writers[s].write(tokens, items, out_len, first, checkpoint)
-                    elif sel.any():
-                        writers[s].write(tokens[np.repeat(sel, out_len)], items[sel], out_len[sel], first[sel], checkpoint)
-            stats.add(enc, out_len)
-            progress.update(enc.nbytes, int(out_len.sum()))
-        for w in writers.values():
-            w.finish()
-    except BaseException:
-        for w in writers.values():
-            w.abort()
-        _shards.clean_temporaries(out)  # e.g. a checkpoint interrupted while it was written
-        progress.close()
-        if not any(w.shards for w in writers.values()):  # nothing to resume from: leave no trace
-            _shards.remove_partial(out)
-            if created:
-                with contextlib.suppress(OSError):
-                    out.rmdir()
-        raise
-    progress.close()
-    hasher.join()
+        with _shards.locked(out):  # one run at a time in a folder
+            state = _start(out, journal_settings, resume, overwrite, sources)
+            if isinstance(state, dict) and state.get("complete"):
+                return state["index"]
 
-    index: dict[str, Any] = {
-        "format": _shards.FORMAT,
-        "format_version": _shards.FORMAT_VERSION,
-        "tokenforge_version": __version__,
-        "dtype": dtype.name,
-        "byte_order": "little",
-        "tokenizer": settings["tokenizer"],
-        "separators": settings["separators"],
-        "options": {k: v for k, v in settings["options"].items()},
-        "inputs": [
-            {**src.describe(), "sha256": hashes.get(k), "documents": int(stats.documents[k]),
-             "tokens": int(stats.tokens[k]), "empty_documents_skipped": int(stats.empty[k])}
-            for k, src in enumerate(sources)
-        ],
-        "splits": {},
-    }
-    for s, w in writers.items():
-        offsets = w.write_doc_offsets()
-        index["splits"][s] = {"tokens": w.tokens, "documents": w.documents, "doc_offsets": offsets,
-                              "shards": w.shards}
-    write_json_atomic(out / INDEX, index)
-    _shards.remove_partial(out)
-    return index
+            hashes: dict[int, str | None] = {}
+            hasher = threading.Thread(target=lambda: hashes.update({k: hash_source(s) for k, s in enumerate(sources)}),
+                                      name="tokenforge-hash", daemon=True)
+            hasher.start()
+
+            writers = {s: SplitWriter(out, s, dtype, shard_tokens, (state or {}).get("splits", {}).get(s)) for s in splits}
+            stats = _Stats(len(sources))
+            skip_before = 0
+            if state:
+                skip_before, snap = _resume_point(state, splits)
+                if snap is not None:
+                    stats = _Stats.from_json(len(sources), snap)
+            snapshots: dict[str, dict] = dict((state or {}).get("snapshots", {}))
+            batch_start = [skip_before]
+
+            def checkpoint(writer: SplitWriter) -> None:
+                # `stats` does not count the batch being written yet: it is the snapshot at its start
+                snapshots[writer.split] = {"item": batch_start[0], "stats": stats.to_json()}
+                write_json_atomic(out / PARTIAL / JOURNAL, {
+                    "settings": journal_settings,
+                    "splits": {s: w.state() for s, w in writers.items()},
+                    "snapshots": snapshots,
+                })
+
+            total_bytes = sum(s.size for s in sources) if all(s.size is not None for s in sources) else None
+            progress = _Progress(show_progress, total_bytes, f"prepare {settings['tokenizer']['name']}")
+            try:
+                for enc in _engine_batches(engine, tok, n_workers, sources, opts, skip_before, False, ray_address):
+                    batch_start[0] = enc.first_item
+                    tokens, out_len = assemble(enc, seps)
+                    items = enc.first_item + np.arange(enc.n_items, dtype=np.int64)
+                    first = (enc.flags & FIRST).astype(bool)
+                    if len(splits) == 1:
+                        writers["train"].write(tokens, items, out_len, first, checkpoint)
+                    else:
+                        for s, want in (("train", False), ("val", True)):
+                            sel = enc.val == want
+                            if sel.all():
+                                writers[s].write(tokens, items, out_len, first, checkpoint)
+                            elif sel.any():
+                                writers[s].write(tokens[np.repeat(sel, out_len)], items[sel], out_len[sel], first[sel], checkpoint)
+                    stats.add(enc, out_len)
+                    progress.update(enc.nbytes, int(out_len.sum()))
+                for w in writers.values():
+                    w.finish()
+                if not any(w.documents for w in writers.values()):
+                    raise PrepareError(_nothing_to_prepare(sources, stats, out))
+            except BaseException as exc:
+                for w in writers.values():
+                    w.abort()
+                _shards.clean_temporaries(out)  # e.g. a checkpoint interrupted while it was written
+                progress.close()
+                kept = sum(len(w.shards) for w in writers.values())
+                if not kept:  # nothing to resume from: leave no trace
+                    _shards.remove_partial(out)
+                failure = _as_prepare_error(exc, out)
+                if kept and isinstance(failure, TokenforgeError):
+                    _say_what_is_kept(failure, out, kept)
+                if failure is exc:
+                    raise
+                raise failure from exc
+            progress.close()
+            hasher.join()
+
+            index: dict[str, Any] = {
+                "format": _shards.FORMAT,
+                "format_version": _shards.FORMAT_VERSION,
+                "tokenforge_version": __version__,
+                "dtype": dtype.name,
+                "byte_order": "little",
+                "tokenizer": settings["tokenizer"],
+                "separators": settings["separators"],
+                "options": {k: v for k, v in settings["options"].items()},
+                "inputs": [
+                    {**src.describe(), "sha256": hashes.get(k), "documents": int(stats.documents[k]),
+                     "tokens": int(stats.tokens[k]), "empty_documents_skipped": int(stats.empty[k])}
+                    for k, src in enumerate(sources)
+                ],
+                "splits": {},
+            }
+            for s, w in writers.items():
+                offsets = w.write_doc_offsets()  # a PrepareError naming the file if it cannot be written
+                index["splits"][s] = {"tokens": w.tokens, "documents": w.documents, "doc_offsets": offsets,
+                                      "doc_offsets_sha256": sha256_file(out / offsets), "shards": w.shards}
+            write_json_atomic(out / INDEX, index)
+            _shards.remove_partial(out)
+            return index
+    except BaseException as exc:
+        if created:  # nothing was kept: the folder this call made goes too
+            with contextlib.suppress(OSError):
+                out.rmdir()
+        failure = _as_prepare_error(exc, out)
+        if failure is exc:
+            raise
+        raise failure from exc
+
+
+def _make_folder(out: Path) -> None:
+    """``out``, created if need be; a file there, or a folder that cannot be made, is an error naming it."""
+    if out.exists() and not out.is_dir():
+        raise PrepareError(f"{out}: exists and is not a folder; choose another output folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PrepareError(f"{out}: cannot create the output folder ({exc.strerror or exc})") from None
+
+
+def _as_prepare_error(exc: BaseException, out: Path) -> BaseException:
+    """An ``OSError`` that is not a tokenforge error (a read-only or vanished file) as a
+    :class:`PrepareError` naming the file; any other exception as it is."""
+    if not isinstance(exc, OSError) or isinstance(exc, TokenforgeError):
+        return exc
+    where = exc.filename if exc.filename is not None else out
+    return PrepareError(f"{where}: {exc.strerror or exc} (while preparing into {out})")
+
+
+def _say_what_is_kept(exc: TokenforgeError, out: Path, kept: int) -> None:
+    """Add to a failure's message that ``out/.partial`` holds what was done, and the ways on."""
+    note = (f" [{out} keeps the {kept} complete shard(s) written before this error, with their checkpoints in "
+            f"{out / PARTIAL}: pass resume=True to continue once the cause is fixed (with the same inputs and "
+            "options), or overwrite=True to start again]")
+    if exc.args and isinstance(exc.args[0], str):
+        exc.args = (exc.args[0] + note, *exc.args[1:])
+
+
+def _nothing_to_prepare(sources: list[Source], stats: _Stats, out: Path) -> str:
+    """The error for a corpus without one non-empty document (nothing is written for it)."""
+    names = [s.name for s in sources]
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    skipped = int(stats.empty.sum())
+    what = f"{skipped:,} empty document(s) skipped" if skipped else "no document found"
+    return f"no text to prepare in {shown} ({what}); nothing was written to {out}"
 
 
 def _start(out: Path, settings: dict, resume: bool, overwrite: bool, sources: list[Source]) -> dict | None:
-    """Prepare ``out``: a fresh start, or the journal to resume from."""
-    if out.exists() and not out.is_dir():
-        raise PrepareError(f"{out}: exists and is not a folder")
-    out.mkdir(parents=True, exist_ok=True)
+    """Prepare ``out`` (an existing folder, locked by this run): a fresh start, or the
+    journal to resume from. OS errors are :class:`PrepareError` s naming the file."""
     index_path = out / INDEX
     journal_path = out / PARTIAL / JOURNAL
-    if overwrite:
-        for p in _shards.prepared_files(out):
-            if p.is_dir():
-                _shards.remove_partial(out)
-            else:
-                p.unlink()
-    elif resume:
-        if index_path.exists():
-            index = json.loads(index_path.read_text(encoding="utf-8"))
-            if _same_settings(index, settings):
-                return {"complete": True, "index": index}
-            raise PrepareError(f"{out}: holds a complete prepare with other settings; use overwrite to replace it")
-        if journal_path.exists():
-            if any(s.kind in ("stdin",) for s in sources):
-                raise PrepareError("cannot resume from standard input: its text cannot be read again")
-            journal = json.loads(journal_path.read_text(encoding="utf-8"))
-            _check_resumable(out, journal["settings"], settings)
-            _shards.clean_temporaries(out)
-            return journal
-    elif _shards.prepared_files(out):
-        raise PrepareError(
-            f"{out}: already holds prepared tokens (or an interrupted run); "
-            "pass resume to continue it or overwrite to start again"
-        )
-    _shards.clean_temporaries(out)
-    (out / PARTIAL).mkdir(exist_ok=True)
+    try:
+        if overwrite:
+            for p in _shards.prepared_files(out):
+                if p.is_dir():
+                    shutil.rmtree(p)
+                else:
+                    p.unlink(missing_ok=True)
+        elif resume:
+            if index_path.exists():
+                index = _read_json(index_path)
+                if _same_settings(index, settings):
+                    return {"complete": True, "index": index}
+                raise PrepareError(f"{out}: holds a complete prepare with other settings; "
+                                   "pass overwrite=True to replace it")
+            if journal_path.exists():
+                if any(s.kind in ("stdin",) for s in sources):
+                    raise PrepareError("cannot resume from standard input: its text cannot be read again; "
+                                       "pass overwrite=True to start again")
+                journal = _read_json(journal_path)
+                _check_resumable(out, journal["settings"], settings)
+                _shards.clean_temporaries(out)
+                return journal
+        elif _shards.prepared_files(out):
+            raise PrepareError(
+                f"{out}: already holds prepared tokens (or an interrupted run); "
+                "pass resume=True to continue it, or overwrite=True to start again"
+            )
+        _shards.clean_temporaries(out)
+        (out / PARTIAL).mkdir(exist_ok=True)
+    except OSError as exc:
+        if isinstance(exc, TokenforgeError):
+            raise
+        raise PrepareError(f"{exc.filename or out}: {exc.strerror or exc} (while preparing into {out})") from None
     write_json_atomic(journal_path, {"settings": settings, "splits": {}, "snapshots": {}})
     return None
+
+
+def _read_json(path: Path) -> dict:
+    """An index or journal this module wrote; unreadable or not JSON is an error naming it."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise PrepareError(f"{path}: not valid JSON ({exc}); pass overwrite=True to start again") from None
+    if not isinstance(doc, dict) or ("settings" not in doc and "splits" not in doc):
+        raise PrepareError(f"{path}: not written by tokenforge prepare; pass overwrite=True to start again")
+    return doc
 
 
 def _same_tokenizer(old: dict | None, new: dict) -> bool:
@@ -477,9 +560,12 @@ def _same_tokenizer(old: dict | None, new: dict) -> bool:
 def _same_settings(index: dict, settings: dict) -> bool:
     return (_same_tokenizer(index.get("tokenizer"), settings["tokenizer"])
             and index.get("dtype") == settings["dtype"]
-            and index.get("options") == settings["options"]
+            and _options(index) == settings["options"]
             and [i["name"] for i in index.get("inputs", [])] == [i["name"] for i in settings["inputs"]]
             and [i.get("size") for i in index.get("inputs", [])] == [i["size"] for i in settings["inputs"]])
+
+
+_START_AGAIN = "pass overwrite=True to start again, or give what the interrupted run was given"
 
 
 def _check_resumable(out: Path, old: dict, new: dict) -> None:
@@ -488,19 +574,27 @@ def _check_resumable(out: Path, old: dict, new: dict) -> None:
                       ("separators", "the separators"), ("options", "the options"), ("inputs", "the inputs")):
         if key == "tokenizer" and _same_tokenizer(old.get(key), new[key]):
             continue
+        if key == "options" and _options(old) == new[key]:
+            continue
         if old.get(key) != new.get(key):
             if key == "inputs":
                 for a, b in zip(old["inputs"], new["inputs"]):
                     if a != b:
-                        raise PrepareError(f"cannot resume in {out}: input {b['name']} changed since the interrupted run")
+                        raise PrepareError(f"cannot resume in {out}: input {b['name']} changed since the interrupted "
+                                           f"run (its size or modification time); {_START_AGAIN}")
+            then, now = old.get(key), new.get(key)
+            if key == "options":  # only the options that differ
+                then = _options(old)
+                changed = [k for k in sorted(set(then) | set(now)) if then.get(k) != now.get(k)]
+                then, now = {k: then.get(k) for k in changed}, {k: now.get(k) for k in changed}
             raise PrepareError(f"cannot resume in {out}: {what} differ from the interrupted run's "
-                               f"({old.get(key)!r} then, {new.get(key)!r} now)")
+                               f"({then!r} then, {now!r} now); {_START_AGAIN}")
     for split, st in old.get("splits", {}).items():
         for shard in st.get("shards", []):
-            p = out / shard["file"]
+            p = _shards.member_path(out, shard.get("file"), out / PARTIAL / JOURNAL)
             expect = shard["tokens"] * np.dtype(new["dtype"]).itemsize
             if not p.is_file() or p.stat().st_size != expect:
-                raise PrepareError(f"cannot resume: shard {p} is missing or not {expect} bytes")
+                raise PrepareError(f"cannot resume: shard {p} is missing or not {expect} bytes; {_START_AGAIN}")
 
 
 def _resume_point(journal: dict, splits: tuple[str, ...]) -> tuple[int, dict | None]:
@@ -558,10 +652,11 @@ def count(
     ray_address: str | None = None,
     text_field: str = "text",
     split_on: str | None = None,
+    input_errors: str = "strict",
     show_progress: bool | None = None,
 ) -> CountReport:
     """Count the tokens of a corpus (per input and in total), read and encoded as
-    :func:`prepare` does, without separators and without writing anything.
+    :func:`prepare` does (``input_errors`` too), without separators and without writing anything.
 
     >>> import tokenforge
     >>> tokenforge.count(iter(["hello world", "bye"]), "gpt2", show_progress=False).total.tokens
@@ -572,7 +667,7 @@ def count(
     t0 = time.perf_counter()
     tok = open_tokenizer(tokenizer)
     sources = resolve_inputs(inputs)
-    opts = _read_options(text_field, split_on, 0.0)
+    opts = _read_options(text_field, split_on, 0.0, input_errors)
     stats = _Stats(len(sources))
     total_bytes = sum(s.size for s in sources) if all(s.size is not None for s in sources) else None
     progress = _Progress(show_progress, total_bytes, "count")

@@ -21,7 +21,7 @@ else:
     from .._lazy import np
 from .._io import sha256_file
 from ..errors import FileFormatError, InvalidArgumentError, MissingDependencyError, TokenizerFileNotFoundError
-from .shards import FORMAT, INDEX, PARTIAL
+from .shards import FORMAT, FORMAT_VERSION, INDEX, PARTIAL, member_path
 
 if TYPE_CHECKING:
     _Seed = np.random.Generator | int | None
@@ -110,9 +110,10 @@ class Tokens:
         self.split = split
         info = index["splits"][split]
         self.dtype = np.dtype(index["dtype"]).newbyteorder("<")
+        index_path = directory / INDEX
         maps = []
         for shard in info["shards"]:
-            p = directory / shard["file"]
+            p = member_path(directory, shard["file"], index_path)
             expect = shard["tokens"] * self.dtype.itemsize
             if not p.is_file():
                 raise TokenizerFileNotFoundError(f"{p}: shard listed in {directory / INDEX} is missing")
@@ -126,18 +127,29 @@ class Tokens:
             if shard["tokens"]:
                 maps.append(np.memmap(p, dtype=self.dtype, mode="r"))
         self.ids: Any = maps[0] if len(maps) == 1 else (ShardedIds(maps) if maps else np.zeros(0, dtype=self.dtype))
-        doc_path = directory / info["doc_offsets"]
+        doc_path = member_path(directory, info["doc_offsets"], index_path)
+        if verify and info.get("doc_offsets_sha256") is not None and doc_path.is_file() \
+                and sha256_file(doc_path) != info["doc_offsets_sha256"]:
+            raise FileFormatError("sha256 differs from the index: the document offsets changed after they "
+                                  "were written", path=doc_path)
         try:
-            self.doc_offsets = np.load(doc_path, mmap_mode="r")
+            self.doc_offsets = np.load(doc_path, mmap_mode="r", allow_pickle=False)
         except FileNotFoundError:
             raise TokenizerFileNotFoundError(f"{doc_path}: document offsets listed in the index are missing") from None
         except ValueError as exc:
             raise FileFormatError(f"not a valid .npy file ({exc})", path=doc_path) from None
-        if len(self.doc_offsets) != info["documents"] + 1 or (len(self.doc_offsets) and self.doc_offsets[-1] != info["tokens"]):
+        offsets = self.doc_offsets
+        if offsets.ndim != 1 or offsets.dtype.kind not in "iu":
+            raise FileFormatError(f"holds {offsets.dtype} of shape {offsets.shape}, not a list of int64 offsets",
+                                  path=doc_path)
+        if len(offsets) != info["documents"] + 1 or (len(offsets) and offsets[-1] != info["tokens"]):
             raise FileFormatError(
-                f"holds {len(self.doc_offsets)} offsets, the index says {info['documents']} documents "
+                f"holds {len(offsets)} offsets, the index says {info['documents']} documents "
                 f"and {info['tokens']} tokens", path=doc_path,
             )
+        if verify and len(offsets) and (offsets[0] != 0 or bool(np.any(np.diff(offsets) < 0))):
+            # an index of format 1 holds no hash of the offsets: at least their order is checked
+            raise FileFormatError("the document offsets do not rise from 0 to the number of tokens", path=doc_path)
 
     @property
     def n_tokens(self) -> int:
@@ -208,8 +220,11 @@ class Tokens:
 
 
 def open_tokens(directory: str | Any, split: str = "train", *, verify: bool = False) -> Tokens:
-    """Open a split written by :func:`tokenforge.prepare` (``verify``: check every
-    shard's sha256 against the index, reading it whole).
+    """Open a split written by :func:`tokenforge.prepare` (``verify``: check the sha256 of
+    every shard and of the document offsets against the index, reading them whole).
+
+    Every file the index names must lie inside ``directory`` (a relative name without
+    ``..``); any other name is a :class:`~tokenforge.FileFormatError`.
 
     >>> import tokenforge, tempfile
     >>> out = tempfile.mkdtemp()
@@ -221,7 +236,7 @@ def open_tokens(directory: str | Any, split: str = "train", *, verify: bool = Fa
     d = Path(directory)
     path = d / INDEX
     if not path.is_file():
-        hint = " (an interrupted run: prepare again with resume)" if (d / PARTIAL).exists() else ""
+        hint = " (an interrupted run: prepare again with resume=True)" if (d / PARTIAL).exists() else ""
         raise TokenizerFileNotFoundError(f"{path}: no such file{hint}")
     try:
         index = json.loads(path.read_text(encoding="utf-8"))
@@ -229,6 +244,10 @@ def open_tokens(directory: str | Any, split: str = "train", *, verify: bool = Fa
         raise FileFormatError(f"not valid JSON ({exc})", path=path) from None
     if not isinstance(index, dict) or index.get("format") != FORMAT:
         raise FileFormatError(f"not an index written by tokenforge prepare (no \"format\": \"{FORMAT}\")", path=path)
+    version = index.get("format_version", 1)
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise FileFormatError(f"format_version {version!r} is newer than this tokenforge reads ({FORMAT_VERSION}); "
+                              "upgrade tokenforge", path=path)
     if split not in index.get("splits", {}):
         raise InvalidArgumentError(f"{path}: no split {split!r} (splits: {', '.join(index.get('splits', {}))})")
     return Tokens(d, index, split, verify)

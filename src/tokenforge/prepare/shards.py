@@ -17,6 +17,10 @@ the document starts it holds and the per-input counts so far. An interrupted
 run leaves complete shards and their checkpoints, never a partial shard
 under a final name, and no ``index.json``; ``resume`` starts again from the
 last checkpoint and gives the same bytes as an uninterrupted run.
+
+While a run writes, it holds an exclusive lock (``flock``) on ``OUTDIR/.lock``,
+so a second run into the same folder (two ``overwrite`` runs racing, say)
+stops with an error instead of deleting or mixing the first one's files.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from .._lazy import np
 from .._io import atomic_write
@@ -36,12 +40,85 @@ from ..errors import PrepareError
 PARTIAL = ".partial"
 JOURNAL = "journal.json"
 INDEX = "index.json"
+LOCK = ".lock"
 FORMAT = "tokenforge-tokens"
-FORMAT_VERSION = 1
+#: 2: each split records ``doc_offsets_sha256`` (1: shards only); both are read.
+FORMAT_VERSION = 2
 
 
 def shard_name(split: str, k: int) -> str:
     return f"{split}-{k:05d}.bin"
+
+
+def member_path(directory: Path, name: Any, listed_in: Path) -> Path:
+    """``directory / name`` for a file name read from an index or journal, refused unless
+    it stays inside ``directory``: a relative path without ``..``, drive or backslash
+    (an index from elsewhere must not make a reader open, or a writer trust, any other file)."""
+    from pathlib import PurePosixPath, PureWindowsPath
+
+    from ..errors import FileFormatError
+
+    ok = isinstance(name, str) and name not in ("", ".") and "\\" not in name and "\0" not in name
+    if ok:
+        posix, windows = PurePosixPath(name), PureWindowsPath(name)
+        ok = not (posix.is_absolute() or windows.is_absolute() or windows.drive or windows.root
+                  or ".." in posix.parts)
+    if not ok:
+        raise FileFormatError(
+            f"file name {name!r} does not stay inside {directory} (an absolute path or one with '..'); "
+            "an index lists only files of its own folder", path=listed_in,
+        )
+    return directory / name
+
+
+@contextlib.contextmanager
+def locked(out: Path) -> Iterator[None]:
+    """Hold the lock of the output folder ``out`` for the block, or raise
+    :class:`PrepareError` at once if another run holds it. The lock file is removed
+    on the way out; a lock file that was replaced while this run waited for it is
+    not trusted (the lock is taken again on the file that is there)."""
+    path = out / LOCK
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise PrepareError(f"{out}: cannot write in this folder ({exc.strerror or exc})") from None
+        try:
+            _lock_fd(fd)
+        except BlockingIOError:
+            os.close(fd)
+            raise PrepareError(f"{out}: another prepare is writing in this folder (it holds the lock on {path}); "
+                               "wait for it to end, or choose another output folder") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            if os.path.samestat(os.fstat(fd), os.stat(path)):
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # the file was removed by the run that held it: lock the new one
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # while still locked, so no run can lock the file being removed
+        os.close(fd)
+
+
+def _lock_fd(fd: int) -> None:
+    """An exclusive lock on ``fd`` without waiting (``BlockingIOError`` if it is held)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: a lock on the file's first byte
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            raise BlockingIOError from None
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
@@ -92,8 +169,11 @@ class SplitWriter:
         k = len(self.shards)
         self._tmp = self.out / f".{shard_name(self.split, k)}.tmp"
         self._docs_tmp = self.partial / f".{self.split}-{k:05d}.docs.tmp"
-        self._f = open(self._tmp, "wb")
-        self._docs_f = open(self._docs_tmp, "wb")
+        try:
+            self._f = open(self._tmp, "wb")
+            self._docs_f = open(self._docs_tmp, "wb")
+        except OSError as exc:
+            raise PrepareError(f"{self.out / shard_name(self.split, k)}: cannot write ({exc.strerror or exc})") from None
         self._hash = hashlib.sha256()
         self._cur = 0
 
@@ -125,7 +205,10 @@ class SplitWriter:
             self._hash.update(mv)
             lo, hi = np.searchsorted(doc_pos, [pos, pos + take])
             if hi > lo:
-                self._docs_f.write((doc_pos[lo:hi] - pos + self.tokens).astype("<i8").tobytes())
+                try:
+                    self._docs_f.write((doc_pos[lo:hi] - pos + self.tokens).astype("<i8").tobytes())
+                except OSError as exc:
+                    raise PrepareError(f"{self._docs_tmp}: cannot write ({exc.strerror or exc})") from None
                 self.documents += int(hi - lo)
             self._cur += take
             self.tokens += take
@@ -226,9 +309,11 @@ class SplitWriter:
             arr.flush()
             del arr
             os.replace(tmp, final)
-        except BaseException:
+        except BaseException as exc:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+            if isinstance(exc, OSError) and not isinstance(exc, PrepareError):
+                raise PrepareError(f"{final}: cannot write ({exc.strerror or exc})") from None
             raise
         return name
 

@@ -20,7 +20,10 @@ whether its document belongs to the validation split. The split is decided
 by a hash of the document's text (of its first segment for a long one), so
 it does not depend on the order, the engine or the number of workers, and
 a document repeated in the corpus lands in the same split every time.
-Input errors name the file and the line.
+Input errors name the file and the line. Bytes that are not UTF-8 stop the
+job (``input_errors="strict"``) or are read as Python's ``bytes.decode`` reads
+them with that error handler: ``replace`` (U+FFFD), ``ignore`` (dropped) or
+``backslashreplace`` (``\\xNN``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import glob as _glob
 import hashlib
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +56,11 @@ CHUNK_CHARS = 4 << 20
 #: Extensions read as JSON Lines (before a compression suffix).
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 COMPRESSION = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
+#: What ``input_errors`` accepts: Python's decoding error handlers that keep text as text.
+INPUT_ERRORS = ("strict", "replace", "ignore", "backslashreplace")
+#: The way out every "not valid UTF-8" error offers (a CLI prints it as --input-errors).
+INPUT_ERRORS_HINT = ("pass input_errors='replace' to read invalid bytes as U+FFFD, or input_errors='ignore' "
+                     "to drop them, or input_errors='backslashreplace' to keep them as \\xNN")
 
 
 @dataclass(frozen=True)
@@ -113,11 +122,13 @@ class Chunk:
 class ReadOptions:
     """How documents are read: ``text_field`` (JSON Lines, Parquet), ``split_on`` (text
     files: the delimiter between documents, or None for one document per file) and
-    ``val_fraction`` (share of documents, by hash, that go to the validation split)."""
+    ``val_fraction`` (share of documents, by hash, that go to the validation split) and
+    ``input_errors`` (what to do with bytes that are not UTF-8, see :data:`INPUT_ERRORS`)."""
 
     text_field: str = "text"
     split_on: str | None = None
     val_fraction: float = 0.0
+    input_errors: str = "strict"
     chunk_chars: int = CHUNK_CHARS
     segment_chars: int = SEGMENT_CHARS
 
@@ -432,6 +443,12 @@ class _Lines:
         self.src = src
         self.unit = unit
         self.before = 0  # line breaks before the current block (within the unit)
+        self.offset = unit.start  # byte offset of the current block in the (decompressed) input
+
+    def byte(self, pos: int) -> str:
+        """Where byte ``pos`` of the current block is, for an error message."""
+        at = self.offset + pos
+        return f"byte {at} of the decompressed text" if self.src.compression else f"byte {at}"
 
     def line_of(self, block: bytes, pos: int) -> int:
         base = self.before + block.count(b"\n", 0, pos)
@@ -461,13 +478,21 @@ def _utf8_complete(data: bytes) -> int:
     return n
 
 
-def _decode(block: bytes, src: Source, lines: _Lines, offset: int) -> str:
+def _decode(block: bytes, src: Source, lines: _Lines, errors: str) -> str:
     try:
         return block.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = lines.line_of(block, exc.start)
-        where = f" (byte {offset + exc.start})" if src.is_file and not src.compression else ""
-        raise FileFormatError(f"not valid UTF-8{where}: {exc.reason}", path=src.name, line=line) from None
+        if errors != "strict":
+            return block.decode("utf-8", errors)
+        raise _not_utf8(exc, src, lines, block) from None
+
+
+def _not_utf8(exc: UnicodeDecodeError, src: Source, lines: _Lines, block: bytes, start: int = 0) -> FileFormatError:
+    """The error for invalid UTF-8 at ``block[start + exc.start]``: file, line, byte, and the way out."""
+    at = start + exc.start
+    bad = block[at : start + exc.end].hex(" ")
+    return FileFormatError(f"not valid UTF-8 ({lines.byte(at)}: {bad}, {exc.reason}); {INPUT_ERRORS_HINT}",
+                           path=src.name, line=lines.line_of(block, at))
 
 
 def _blocks(stream: Any, raw: Any, unit: Unit) -> Iterator[tuple[bytes, int]]:
@@ -508,20 +533,20 @@ def _read_stream(src: Source, unit: Unit, em: _Emitter, opts: ReadOptions) -> It
 def _text_blocks(stream, raw, src: Source, unit: Unit, em: _Emitter) -> Iterator[str]:
     """Decoded text of the unit, block by block (no block ends inside a character)."""
     lines = _Lines(src, unit)
+    errors = em.opts.input_errors
     pending = b""
-    offset = unit.start
     for block, consumed in _blocks(stream, raw, unit):
         em.consumed(consumed)
         data = pending + block if pending else block
         cut = _utf8_complete(data)
         pending = data[cut:]
         head = data[:cut] if cut < len(data) else data
-        text = _decode(head, src, lines, offset)
+        text = _decode(head, src, lines, errors)
         lines.before += head.count(b"\n")
-        offset += len(head)
+        lines.offset += len(head)
         yield text
-    if pending:
-        _decode(pending, src, lines, offset)  # raises: the input ends inside a character
+    if pending:  # the input ends inside a character: an error, or its replacement
+        yield _decode(pending, src, lines, errors)
 
 
 def _read_whole(stream, raw, src: Source, unit: Unit, em: _Emitter, opts: ReadOptions) -> Iterator[Chunk | None]:
@@ -580,6 +605,7 @@ def _read_jsonl(stream, raw, src: Source, unit: Unit, em: _Emitter, opts: ReadOp
         body = data[: end + 1]
         yield from _jsonl_lines(body, src, lines, field_, em, loads)
         lines.before += body.count(b"\n")
+        lines.offset += len(body)
     if carry:
         yield from _jsonl_lines(carry, src, lines, field_, em, loads)
 
@@ -598,12 +624,13 @@ def _jsonl_lines(body: bytes, src: Source, lines: _Lines, field_: str, em: _Emit
             start = pos
             pos += len(raw_line) + 1
             if raw_line.strip():
-                yield em.doc(_json_line_text(raw_line, start, body, src, lines, field_, loads))
+                yield em.doc(_json_line_text(raw_line, start, body, src, lines, field_, loads, em.opts.input_errors))
         return
     for item in core.jsonl_field(body, key):
         if type(item) is int:  # a line json.loads decides
             end = body.find(b"\n", item)
-            item = _json_line_text(body[item : len(body) if end < 0 else end], item, body, src, lines, field_, loads)
+            item = _json_line_text(body[item : len(body) if end < 0 else end], item, body, src, lines, field_, loads,
+                                   em.opts.input_errors)
         yield em.doc(item)
 
 
@@ -614,13 +641,34 @@ def _utf8_key(field_: str) -> bytes | None:
         return None
 
 
+#: Bytes ``surrogateescape`` held as U+DC80..U+DCFF.
+_ESCAPED_BYTES = re.compile("[\udc80-\udcff]+")
+
+
 def _json_line_text(raw_line: bytes, start: int, body: bytes, src: Source, lines: _Lines, field_: str,
-                    loads: Callable) -> str:
+                    loads: Callable, errors: str = "strict") -> str:
     """The ``field_`` string of one JSON line, or the error naming the file and line."""
     try:
         obj = loads(raw_line)
-    except UnicodeDecodeError as exc:
-        raise FileFormatError(f"not valid UTF-8 ({exc.reason})", path=src.name, line=lines.line_of(body, start)) from None
+    except UnicodeDecodeError:
+        # a line is UTF-8 (RFC 8259 section 8.1); json.loads may have guessed UTF-16/32 from its bytes
+        try:
+            obj = loads(raw_line.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            if errors == "strict":
+                raise _not_utf8(exc, src, lines, body, start) from None
+            # each invalid byte is held as a lone surrogate through the JSON parser (no handler
+            # may add JSON syntax, as backslashreplace's \\xNN would), then read with `errors`
+            try:
+                obj = loads(raw_line.decode("utf-8", "surrogateescape"))
+            except ValueError as exc2:
+                raise FileFormatError(f"not valid JSON ({exc2})", path=src.name,
+                                      line=lines.line_of(body, start)) from None
+            if isinstance(obj, dict) and isinstance(obj.get(field_), str):
+                obj = {field_: _ESCAPED_BYTES.sub(
+                    lambda m: bytes(ord(c) - 0xDC00 for c in m.group()).decode("utf-8", errors), obj[field_])}
+        except ValueError as exc:
+            raise FileFormatError(f"not valid JSON ({exc})", path=src.name, line=lines.line_of(body, start)) from None
     except ValueError as exc:
         raise FileFormatError(f"not valid JSON ({exc})", path=src.name, line=lines.line_of(body, start)) from None
     if not isinstance(obj, dict):
@@ -632,8 +680,10 @@ def _json_line_text(raw_line: bytes, start: int, body: bytes, src: Source, lines
         text = obj[field_]
     except KeyError:
         keys = ", ".join(map(repr, list(obj)[:8])) or "none"
+        texts = [k for k, v in obj.items() if isinstance(v, str)]
+        hint = f"; pass text_field={texts[0]!r} to read that one" if texts else ""
         raise FileFormatError(
-            f"no field {field_!r} in this JSON object (its fields: {keys}); choose one with --text-field",
+            f"no field {field_!r} in this JSON object (its fields: {keys}){hint}",
             path=src.name, line=lines.line_of(body, start),
         ) from None
     if not isinstance(text, str):
@@ -661,7 +711,9 @@ def _read_parquet(src: Source, unit: Unit, em: _Emitter, opts: ReadOptions) -> I
         raise FileFormatError(f"not a readable Parquet file ({exc})", path=src.name) from None
     names = pf.schema_arrow.names
     if field_ not in names:
-        raise FileFormatError(f"no column {field_!r} (columns: {', '.join(names)}); choose one with --text-field", path=src.name)
+        strings = [n for n in names if str(pf.schema_arrow.field(n).type) in ("string", "large_string")]
+        hint = f"; pass text_field={strings[0]!r} to read that one" if strings else ""
+        raise FileFormatError(f"no column {field_!r} (columns: {', '.join(names)}){hint}", path=src.name)
     groups = range(pf.num_row_groups) if unit.end is None else range(unit.start, unit.end)
     row = sum(pf.metadata.row_group(g).num_rows for g in range(groups.start)) if groups else 0
     total_rows = max(pf.metadata.num_rows, 1)

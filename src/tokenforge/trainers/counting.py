@@ -39,7 +39,7 @@ CHUNK_BYTES = 4 << 20
 _IN_PROCESS_BYTES = 1 << 20
 #: How far to look for a safe boundary at a time.
 _WINDOW = 1 << 16
-_ERRORS = ("strict", "replace", "ignore")
+_ERRORS = ("strict", "replace", "ignore", "backslashreplace")
 _SPACE_BYTES = frozenset(b" \t\r\n\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0")
 
 
