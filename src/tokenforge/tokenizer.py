@@ -1748,7 +1748,7 @@ class Tokenizer:
                 raise
             raise FileFormatError(f"{type(exc).__name__}: {exc}"[:500]) from None
 
-    def save(self, path: str | os.PathLike[str], format: str | None = None) -> None:
+    def save(self, path: str | os.PathLike[str], format: str | None = None, *, overwrite: bool = False) -> None:
         """Write the tokenizer atomically. ``format``: ``"tokenforge"`` (one JSON file,
         a sha256 per part), ``"hf"`` (tokenizer.json), ``"tiktoken"`` (a rank file),
         ``"gpt2"`` (``path`` is a directory that gets ``vocab.json`` and ``merges.txt``),
@@ -1758,10 +1758,13 @@ class Tokenizer:
         format, ``*.tiktoken`` a rank file, ``*.model`` SentencePiece, ``*.txt`` a BERT
         vocabulary, an existing folder GPT-2's two files, any other name tokenforge's own.
         A format that cannot express this tokenizer exactly raises :class:`FileFormatError`
-        and writes nothing."""
-        from .formats import format_for_path, save
+        and writes nothing. An existing file is replaced only with ``overwrite=True``;
+        otherwise :class:`~tokenforge.errors.OutputExistsError` names it and nothing is
+        written (``save_pretrained`` replaces, as ``transformers`` does)."""
+        from .formats import check_overwrite, format_for_path, save
 
         fmt = format_for_path(path) if format is None else format
+        check_overwrite(path, fmt, overwrite)
         if fmt in ("tiktoken", "gpt2"):
             _check_read_back(self, path, fmt)
         save(self, path, format=fmt)

@@ -89,6 +89,14 @@ def readable(token: bytes) -> str:
     return text.replace(" ", "␣").replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
 
 
+def written_format(fmt: str, flag: str) -> str:
+    """What a command wrote and how to choose another format, for its report:
+    ``hf (HF tokenizers' tokenizer.json; --to NAME for another: tokenforge, hf, ...)``."""
+    from ..formats import FORMAT_DESCRIPTIONS, FORMATS
+
+    return f"{fmt}: {FORMAT_DESCRIPTIONS[fmt]}; {flag} NAME writes another: {', '.join(FORMATS)}"
+
+
 # ------------------------------------------------------------------ input text
 class InputError(Exception):
     """Input the command cannot read (not UTF-8, a malformed table): one line, exit status 1."""
