@@ -385,13 +385,12 @@ def _looks_like_path(spec: str) -> bool:
 
 
 def known_tokenizer_names() -> str:
-    """The names ``-t`` accepts, for error messages."""
-    from .encodings import ENCODINGS, MODEL_TO_ENCODING
+    """The names ``-t`` accepts, in short, for error messages: the encodings and their short
+    forms (``tokenforge list`` shows the model names too)."""
+    from .encodings import ENCODINGS
 
-    short = ", ".join(_short_forms())
-    models = ", ".join(m for m in MODEL_TO_ENCODING if m not in ENCODINGS)
-    return (f"encodings: {', '.join(ENCODINGS)}; short forms: {short}; models: {models} "
-            "(and dated or fine-tuned versions such as gpt-4o-2024-08-06)")
+    return (f"encodings {', '.join(ENCODINGS)} (short forms {', '.join(_short_forms())}), or an OpenAI "
+            "model name such as gpt-4o; `tokenforge list` shows every name")
 
 
 def split_format_prefix(spec: str) -> tuple[str | None, str]:
@@ -447,7 +446,7 @@ def resolve_tokenizer(spec: str) -> str:
     hint = f" (did you mean {close[0]}?)" if close else ""
     raise UnknownEncodingError(
         f"unknown tokenizer {spec!r}{hint}: no such file or folder, and not a known name; "
-        f"a tokenizer is a file, a folder, or one of the {known_tokenizer_names()}"
+        f"a tokenizer is a file, a folder, one of the {known_tokenizer_names()}"
     )
 
 

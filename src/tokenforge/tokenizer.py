@@ -340,6 +340,14 @@ class Tokenizer:
         return None
 
     @property
+    def pattern_name(self) -> str | None:
+        """The name of :attr:`pattern` when it is a published one (``gpt2``, ``cl100k``,
+        ``o200k``, ``llama3``, ``qwen``), however the file wrote it; ``None`` otherwise."""
+        from .pretokenizers import pattern_name
+
+        return pattern_name(self.pattern)
+
+    @property
     def is_byte_level(self) -> bool:
         """Whether every token stands for bytes (byte-level BPE): decoding joins token bytes."""
         return self._byte_level
