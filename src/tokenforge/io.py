@@ -567,8 +567,8 @@ def _write_and_check(tok: Tokenizer, source: Any, dest: str | os.PathLike[str], 
     back and compare the ids on the sample. Errors name ``dest``, not the temporary path."""
     import json
 
-    def named(error: TokenforgeError) -> str:
-        text = str(error).removeprefix(f"{error.path}: ") if getattr(error, "path", None) is not None else str(error)
+    def named(error: FileFormatError) -> str:
+        text = str(error).removeprefix(f"{error.path}: ") if error.path is not None else str(error)
         return text.replace(str(target), os.fspath(dest))
 
     notes: list[str] = []

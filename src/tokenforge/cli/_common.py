@@ -16,7 +16,8 @@ DEFAULT_TOKENIZER = "cl100k_base"
 
 # ------------------------------------------------------------------ help
 TOKENIZER_HELP = ("encoding name (cl100k_base, o200k_base, gpt2, ...) or short form (cl100k, o200k), "
-                  "OpenAI model name (gpt-4o, gpt-4, text-embedding-3-small), or a tokenizer file or folder")
+                  "OpenAI model name (gpt-4o, gpt-4, text-embedding-3-small), or a tokenizer file or folder "
+                  "(FORMAT:PATH names its format; tokenforge list shows every name and format)")
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
