@@ -101,6 +101,11 @@ class SaveError(TokenforgeError, OSError):
     the file that was there before is left as it was)."""
 
 
+class OutputExistsError(SaveError, FileExistsError):
+    """Writing would replace an existing tokenizer file and overwriting was not asked for
+    (``overwrite=True``, ``--overwrite``). The message names the file; nothing is written."""
+
+
 class PrepareError(TokenforgeError, OSError):
     """Preparing a corpus failed: a shard or checkpoint cannot be written, or an
     interrupted run cannot be resumed as asked. The message names the file."""

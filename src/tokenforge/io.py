@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ._io import check_interrupted_save, read_bytes, read_text
-from .errors import ArgumentTypeError, FileFormatError, TokenforgeError, TokenizerFileNotFoundError
+from .errors import ArgumentTypeError, FileFormatError, SaveError, TokenforgeError, TokenizerFileNotFoundError
 from .formats import LOAD_FORMATS, to_hf_live
 from .tokenizer import Tokenizer
 
@@ -73,8 +73,12 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         return "tiktoken" if _is_rank_file(p) else "sentencepiece"
     if p.suffix == ".txt":
         # A vocab.txt holds any token on any line (HF reads it whatever the first line
-        # looks like): only a rank file's "base64 rank" first line makes it something else.
-        return "tiktoken" if _is_rank_file(p) else "bert_vocab"
+        # looks like), but so does any text file: it is one only when it looks like one.
+        if _is_rank_file(p):
+            return "tiktoken"
+        if _looks_like_bert_vocab(p):
+            return "bert_vocab"
+        raise _not_a_tokenizer(p)
     with open(p, "rb") as f:
         raw = f.read(4096)
     if p.suffix == ".gguf" or raw.startswith(b"GGUF"):
@@ -90,18 +94,40 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         if b'"model"' in whole_head or p.name.endswith("tokenizer.json"):
             return "hf"
         return "tokenforge"  # a JSON file: load() says what it lacks
-    first = head.split(b"\n", 1)[0].split()
-    if len(first) == 2 and first[1].isdigit():
+    if _is_rank_file(p):
         return "tiktoken"
-    if p.name.endswith("vocab.txt"):
+    if p.name.endswith("vocab.txt") and _looks_like_bert_vocab(p):
         return "bert_vocab"
     if head[:1] == b"\x0a":  # protobuf field 1 (pieces), length-delimited: a SentencePiece model
         return "sentencepiece"
-    raise FileFormatError(
-        "unrecognised tokenizer file (expected tokenforge JSON, HF tokenizer.json, tiktoken ranks, GPT-2 files, "
-        "a SentencePiece .model or a BERT vocab.txt)",
+    raise _not_a_tokenizer(p)
+
+
+def _not_a_tokenizer(p: Path) -> FileFormatError:
+    """The error for a file that is none of the formats :func:`load` reads."""
+    from .formats import FORMAT_DESCRIPTIONS
+
+    kinds = "; ".join(FORMAT_DESCRIPTIONS[f] for f in LOAD_FORMATS)
+    return FileFormatError(
+        f"not a tokenizer file; tokenforge reads: {kinds}; or a folder holding one of them. "
+        f"To read it as one of them anyway, name the format: load(path, format=NAME), or -t NAME:{p} "
+        f"on the command line, NAME one of {', '.join(LOAD_FORMATS)}",
         path=p,
     )
+
+
+#: How much of a ``.txt`` file :func:`_looks_like_bert_vocab` reads.
+_VOCAB_SNIFF_BYTES = 4 << 20
+#: The tokens every BERT WordPiece vocabulary holds, one of which marks a file as one.
+_BERT_MARKERS = frozenset((b"[UNK]", b"[CLS]", b"[SEP]"))
+
+
+def _looks_like_bert_vocab(path: Path) -> bool:
+    """Is ``path`` a WordPiece ``vocab.txt``: a line of its own holding ``[UNK]``, ``[CLS]``
+    or ``[SEP]`` (as every BERT vocabulary has) in its first few MB?"""
+    with open(path, "rb") as f:
+        data = f.read(_VOCAB_SNIFF_BYTES)
+    return any(line.strip() in _BERT_MARKERS for line in data.split(b"\n"))
 
 
 def _is_rank_file(path: Path) -> bool:
@@ -133,8 +159,12 @@ def load(
     name: str | None = None,
     lowercase: bool | None = None,
     show_progress: bool | None = None,
+    format: str | None = None,
 ) -> Tokenizer:
     """Open a tokenizer file of any supported format (see module docstring).
+
+    ``format`` (one of :data:`LOAD_FORMATS`) reads the file as that format instead of
+    detecting it: ``load("words.txt", format="bert_vocab")``.
 
     ``pattern`` (a name like ``"gpt2"``, ``"cl100k"``, ``"qwen"`` or a regex)
     and ``special_tokens`` override what a rank file implies. Every format gives a
@@ -149,11 +179,15 @@ def load(
     from .progress import Progress
 
     _check_path_is_a_name(path)
+    if format is not None and format not in LOAD_FORMATS:
+        from .errors import InvalidArgumentError
+
+        raise InvalidArgumentError(f"unknown format {format!r}; load reads {', '.join(LOAD_FORMATS)}")
     size = _bytes_to_read(Path(path))
     with Progress(size, f"load {Path(path).name}", "B", unit_scale=True, unit_divisor=1024,
                   show=show_progress if size >= LOAD_PROGRESS_BYTES else False) as bar:
         try:
-            tokenizer = _load(path, pattern, special_tokens, name, lowercase)
+            tokenizer = _load(path, pattern, special_tokens, name, lowercase, format)
         except FileFormatError as exc:
             if exc.path is None:  # every load error names the file
                 raise FileFormatError(str(exc), path=path) from None
@@ -209,6 +243,7 @@ def _load(
     special_tokens: Collection[str] | Mapping[str, int] | None,
     name: str | None,
     lowercase: bool | None,
+    format: str | None = None,
 ) -> Tokenizer:
     from .encodings import encoding_for_hash
     from .formats.gpt2 import tokenizer_args
@@ -217,7 +252,9 @@ def _load(
     from .models.bpe import BPE
 
     p = Path(path)
-    fmt = detect_format(p)
+    if format is not None and not p.exists():
+        raise TokenizerFileNotFoundError(f"{p}: no such file")
+    fmt = format or detect_format(p)
     if fmt in ("hf", "sentencepiece", "bert_vocab", "gguf"):
         if pattern is not None or special_tokens is not None:
             raise FileFormatError(f"pattern= and special_tokens= apply to BPE rank files, not to {fmt} files", path=p)
@@ -348,13 +385,22 @@ def _looks_like_path(spec: str) -> bool:
 
 
 def known_tokenizer_names() -> str:
-    """The names ``-t`` accepts, for error messages."""
-    from .encodings import ENCODINGS, MODEL_TO_ENCODING
+    """The names ``-t`` accepts, in short, for error messages: the encodings and their short
+    forms (``tokenforge list`` shows the model names too)."""
+    from .encodings import ENCODINGS
 
-    short = ", ".join(_short_forms())
-    models = ", ".join(m for m in MODEL_TO_ENCODING if m not in ENCODINGS)
-    return (f"encodings: {', '.join(ENCODINGS)}; short forms: {short}; models: {models} "
-            "(and dated or fine-tuned versions such as gpt-4o-2024-08-06)")
+    return (f"encodings {', '.join(ENCODINGS)} (short forms {', '.join(_short_forms())}), or an OpenAI "
+            "model name such as gpt-4o; `tokenforge list` shows every name")
+
+
+def split_format_prefix(spec: str) -> tuple[str | None, str]:
+    """``"bert_vocab:words.txt"`` gives ``("bert_vocab", "words.txt")``: a tokenizer spec
+    that names the format to read its file as (one of :data:`LOAD_FORMATS`); any other
+    spec, or an existing path that happens to hold a colon, gives ``(None, spec)``."""
+    head, colon, rest = spec.partition(":")
+    if colon and head in LOAD_FORMATS and rest and not os.path.exists(spec):
+        return head, rest
+    return None, spec
 
 
 def resolve_tokenizer(spec: str) -> str:
@@ -364,7 +410,8 @@ def resolve_tokenizer(spec: str) -> str:
     In order: an encoding name (``cl100k_base``); an existing file or folder; an encoding
     name in another case or with ``-`` for ``_``; a short form (``cl100k``); an OpenAI model
     name (``gpt-4o`` gives ``o200k_base``, tiktoken's ``encoding_for_model`` table);
-    something that looks like a path (kept, so that loading it says what is missing).
+    something that looks like a path (kept, so that loading it says what is missing);
+    ``FORMAT:PATH`` (``bert_vocab:words.txt``), a path to read as that format.
     Anything else raises :class:`~tokenforge.UnknownEncodingError` listing the known names.
     """
     from .encodings import ENCODINGS, MODEL_TO_ENCODING, encoding_name_for_model
@@ -373,6 +420,8 @@ def resolve_tokenizer(spec: str) -> str:
     if spec in ENCODINGS:
         return spec
     if spec and os.path.exists(spec):
+        return spec
+    if split_format_prefix(spec)[0] is not None:
         return spec
     key = spec.strip().lower()
     short = _short_forms()
@@ -397,14 +446,14 @@ def resolve_tokenizer(spec: str) -> str:
     hint = f" (did you mean {close[0]}?)" if close else ""
     raise UnknownEncodingError(
         f"unknown tokenizer {spec!r}{hint}: no such file or folder, and not a known name; "
-        f"a tokenizer is a file, a folder, or one of the {known_tokenizer_names()}"
+        f"a tokenizer is a file, a folder, one of the {known_tokenizer_names()}"
     )
 
 
 def open_tokenizer(spec: "str | os.PathLike[str] | Tokenizer") -> Tokenizer:
     """A tokenizer from a named encoding (``cl100k_base``, ``gpt2``, ...), a short form
     (``cl100k``) or an OpenAI model name (``gpt-4o``; see :func:`resolve_tokenizer`), any file
-    or folder :func:`load` reads, or a :class:`~tokenforge.Tokenizer` (returned as is)."""
+    or folder :func:`load` reads (``FORMAT:PATH`` reads it as that format), or a :class:`~tokenforge.Tokenizer` (returned as is)."""
     from .encodings import ENCODINGS, get_encoding
 
     if isinstance(spec, Tokenizer):
@@ -413,16 +462,21 @@ def open_tokenizer(spec: "str | os.PathLike[str] | Tokenizer") -> Tokenizer:
         spec = resolve_tokenizer(spec)
         if spec in ENCODINGS:
             return get_encoding(spec)
+        fmt, path = split_format_prefix(spec)
+        if fmt is not None:
+            return load(path, format=fmt)
     if not isinstance(spec, (str, os.PathLike)):
         raise ArgumentTypeError(f"a tokenizer is a name, a path or a Tokenizer, not {type(spec).__name__}")
     return load(spec)
 
 
-def save(tokenizer: Tokenizer, path: str | os.PathLike[str], format: str | None = None) -> None:
+def save(tokenizer: Tokenizer, path: str | os.PathLike[str], format: str | None = None, *,
+         overwrite: bool = False) -> None:
     """Write ``tokenizer`` to ``path`` (the same as ``tokenizer.save(path, format)``): the
-    name picks the format unless ``format`` is given, every write is atomic, and a format
-    that would read back as a different tokenizer is refused with nothing written."""
-    tokenizer.save(path, format)
+    name picks the format unless ``format`` is given, every write is atomic, a format
+    that would read back as a different tokenizer is refused with nothing written, and an
+    existing file is replaced only with ``overwrite=True``."""
+    tokenizer.save(path, format, overwrite=overwrite)
 
 
 def convert(
@@ -432,15 +486,20 @@ def convert(
     to: str | None = None,
     allow_lossy: bool = False,
     sample: str | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Write a tokenizer in another format and prove the ids survive.
 
     ``source`` is anything :func:`open_tokenizer` takes; ``to`` is one of
-    ``tokenforge``, ``hf``, ``tiktoken``, ``gpt2``, ``sentencepiece``, ``bert_vocab``
-    (default: what ``dest``'s name asks for, see :func:`tokenforge.formats.format_for_path`).
-    The written file is loaded back and both tokenizers encode ``sample`` (default:
-    the held-out text of the embedded corpus, a dozen languages and code); if any ids
-    differ, the file is removed and :class:`FileFormatError` says where.
+    ``tokenforge``, ``hf``, ``tiktoken``, ``gpt2``, ``sentencepiece``, ``bert_vocab``,
+    ``transformers`` (default: what ``dest``'s name asks for, see
+    :func:`tokenforge.formats.format_for_path`: a name ending in ``tokenizer.json`` is HF's).
+    The file is written to a temporary folder beside ``dest`` and loaded back, and both
+    tokenizers encode ``sample`` (default: the held-out text of the embedded corpus, a
+    dozen languages and code); only if the ids agree is it renamed to ``dest``. If any
+    differ, :class:`FileFormatError` says where and ``dest`` is left as it was. An
+    existing ``dest`` is replaced only with ``overwrite=True``
+    (:class:`~tokenforge.errors.OutputExistsError` otherwise, before any work).
 
     A conversion that cannot be exact raises, unless ``allow_lossy=True``: then a
     SentencePiece ``.model`` becomes the ``tokenizer.json`` that ``transformers``'
@@ -457,38 +516,96 @@ def convert(
     Returns ``{"source", "dest", "format", "exact", "documents", "documents_differing",
     "lines", "lines_differing", "tokens", "tokens_differing", "example", "notes"}``.
     """
-    from .formats import FORMATS, format_for_path
+    import shutil
+    import tempfile
+
+    from .formats import FORMATS, check_overwrite, format_for_path, output_files
+    from .trainers import FOLDER_FORMATS
 
     tok = open_tokenizer(source)
     fmt = to or format_for_path(dest)
     if fmt not in FORMATS:
         raise FileFormatError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}", path=dest)
+    check_overwrite(dest, fmt, overwrite)
+    final = output_files(dest, fmt)
+    folder = final[0].parent
+    created = None  # a folder format creates its folder, with its parents, as save does
+    if fmt in FOLDER_FORMATS and not folder.exists():
+        created = next(d for d in (*reversed(folder.parents), folder) if not d.exists())
+        try:
+            folder.mkdir(parents=True)
+        except OSError as exc:
+            raise SaveError(f"{dest}: cannot create the folder ({exc.strerror or exc})") from None
+    elif not folder.is_dir():
+        raise SaveError(f"{dest}: the folder {folder} does not exist")
+    try:
+        try:
+            tmp = Path(tempfile.mkdtemp(prefix=f".{final[0].name}.{os.getpid()}.", suffix=".tmp", dir=folder))
+        except OSError as exc:
+            raise SaveError(f"{dest}: cannot write in {folder} ({exc.strerror or exc})") from None
+        try:
+            target = tmp if fmt in FOLDER_FORMATS else tmp / final[0].name
+            report = _write_and_check(tok, source, dest, fmt, target, allow_lossy, sample)
+            written = [tmp / f.name for f in final]
+            if len(final) == 1:
+                os.replace(written[0], final[0])
+            else:  # vocab.json + merges.txt: replaced together, never half old and half new
+                from ._io import atomic_write_files
+
+                atomic_write_files({f: w.read_text(encoding="utf-8") for f, w in zip(final, written)})
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        if created is not None:  # remove the folders this call created (they are empty)
+            for d in (folder, *folder.parents):
+                try:
+                    d.rmdir()
+                except OSError:
+                    break
+                if d == created:
+                    break
+        raise
+    return report
+
+
+def _write_and_check(tok: Tokenizer, source: Any, dest: str | os.PathLike[str], fmt: str, target: Path,
+                     allow_lossy: bool, sample: str | None) -> dict[str, Any]:
+    """:func:`convert`'s work: write ``tok`` as ``fmt`` to the temporary ``target``, load it
+    back and compare the ids on whole documents and on their lines. Errors name ``dest``,
+    not the temporary path."""
+
+    def named(error: FileFormatError) -> str:
+        text = str(error).removeprefix(f"{error.path}: ") if error.path is not None else str(error)
+        return text.replace(str(target), os.fspath(dest))
+
     notes: list[str] = []
     try:
         if fmt in ("hf", "transformers"):
             from .formats.hf_json import save_hf, save_transformers
 
-            written = (save_hf if fmt == "hf" else save_transformers)(tok, dest, allow_lossy=allow_lossy)
+            written = (save_hf if fmt == "hf" else save_transformers)(tok, target, allow_lossy=allow_lossy)
             if not written["exact"]:
                 first = written["differences"][0]["text"] if written["differences"] else None
                 notes.append("lossy: " + (written["reason"] or f"ids differ, first on {first!r}"))
         else:
-            save(tok, dest, format=fmt)
+            tok.save(target, format=fmt, overwrite=True)
     except FileFormatError as error:
-        exc = str(error).removeprefix(f"{error.path}: ") if error.path is not None else str(error)
+        exc = named(error)
         hint = (" (pass allow_lossy=True, or --allow-lossy, to write the closest HF file)"
                 if fmt in ("hf", "transformers") and "allow_lossy" not in exc else "")
         raise FileFormatError(f"cannot convert exactly: {exc}{hint}", path=dest) from None
     lossy = bool(notes)
-    if fmt == "tiktoken":
-        back = load(dest, pattern=tok.pattern, special_tokens=dict(tok.special_tokens))
-        if tok.special_tokens:
-            notes.append("a rank file holds no special tokens: pass special_tokens= when loading it")
-    elif fmt == "hf":  # read as tokenizer.json whatever its name
-        target = Path(dest) / "tokenizer.json" if Path(dest).is_dir() else Path(dest)
-        back = _load_pipeline(target, "hf", None, None)
-    else:
-        back = load(dest)
+    try:
+        if fmt == "tiktoken":
+            back = load(target, pattern=tok.pattern, special_tokens=dict(tok.special_tokens))
+            if tok.special_tokens:
+                notes.append("a rank file holds no special tokens: pass special_tokens= when loading it")
+        elif fmt in ("hf", "transformers"):  # read as tokenizer.json whatever its name
+            back = _load_pipeline(target / "tokenizer.json" if target.is_dir() else target, "hf", None, None)
+        else:
+            back = load(target, format=fmt)
+    except FileFormatError as error:
+        raise FileFormatError(f"the written {fmt} file does not load back: {named(error)}", path=dest) from None
     if sample is not None:
         documents = [sample]
     else:
@@ -521,11 +638,10 @@ def convert(
     if report["lines_differing"] or report["documents_differing"]:
         report["exact"] = False
         if not lossy:
-            _remove(dest, fmt)
             raise FileFormatError(
-                f"the written {fmt} file gives other ids on {report['documents_differing']} of {len(documents)} "
+                f"the {fmt} file gives other ids on {report['documents_differing']} of {len(documents)} "
                 f"documents and {report['lines_differing']} of {report['lines']} lines "
-                f"(first: {report['example']['text']!r}); it was removed", path=dest,
+                f"(first: {report['example']['text']!r}); nothing was written", path=dest,
             )
     elif lossy:
         report["exact"] = False  # lossy by construction, though no sample input shows it
@@ -537,11 +653,3 @@ def _sample_documents() -> list[str]:
 
     return [lang.heldout_text() for lang in embedded_corpus()]
 
-
-def _remove(path: str | os.PathLike[str], fmt: str) -> None:
-    """Remove the files a conversion wrote (only those: ``path`` may be a user's folder)."""
-    p = Path(path)
-    names = {"gpt2": ("vocab.json", "merges.txt"), "hf": ("tokenizer.json",),
-             "transformers": ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")}.get(fmt, ())
-    for f in ([p / n for n in names] if p.is_dir() else [p]):
-        f.unlink(missing_ok=True)

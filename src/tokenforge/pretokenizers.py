@@ -117,6 +117,26 @@ def oniguruma_form(pattern: str) -> str:
     return regex.sub(r"(\{\d+(?:,\d*)?\})\+", r"\1", pattern)
 
 
+def pattern_name(pattern: str | None) -> str | None:
+    r"""The name of the published split pattern (a key of :data:`PATTERNS`) whose regex
+    ``pattern`` is, as tiktoken writes it, as an HF ``tokenizer.json`` carries it
+    (Oniguruma's form) or as the original GPT-2 release wrote it; ``None`` for any other.
+
+    >>> pattern_name(r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+")
+    'gpt2'
+    >>> pattern_name(r"\w+") is None
+    True
+    """
+    if not isinstance(pattern, str):
+        return None
+    for known, source in PATTERNS.items():
+        if pattern == source or pattern == oniguruma_form(source):
+            return known
+    if pattern in (GPT2_ORIGINAL_PATTERN, GPT2_ORIGINAL_PATTERN.replace(r"\p{L}", r"[\p{L}]").replace(r"\p{N}", r"[\p{N}]")):
+        return "gpt2"
+    return None
+
+
 def resolve_pattern(pattern: str) -> tuple[str | None, str]:
     """Turn a pattern name or a custom regex into ``(name, regex_source)``.
 
@@ -132,12 +152,9 @@ def resolve_pattern(pattern: str) -> tuple[str | None, str]:
     name = PATTERN_ALIASES.get(pattern, pattern)
     if name in PATTERNS:
         return name, PATTERNS[name]
-    # The regex text of a named pattern (as tiktoken and HF files carry it) is that pattern.
-    for known, source in PATTERNS.items():
-        if pattern == source or pattern == oniguruma_form(source):  # as tiktoken or an HF file has it
-            return known, source
-    if pattern in (GPT2_ORIGINAL_PATTERN, GPT2_ORIGINAL_PATTERN.replace(r"\p{L}", r"[\p{L}]").replace(r"\p{N}", r"[\p{N}]")):
-        return "gpt2", PATTERNS["gpt2"]
+    known = pattern_name(pattern)
+    if known is not None:
+        return known, PATTERNS[known]
     if regex.fullmatch(r"[a-z0-9_]+", pattern) and pattern not in PATTERNS:
         # Looks like a name, not a regex: a typo must not silently become a literal pattern.
         raise UnknownEncodingError(

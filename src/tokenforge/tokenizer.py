@@ -340,6 +340,14 @@ class Tokenizer:
         return None
 
     @property
+    def pattern_name(self) -> str | None:
+        """The name of :attr:`pattern` when it is a published one (``gpt2``, ``cl100k``,
+        ``o200k``, ``llama3``, ``qwen``), however the file wrote it; ``None`` otherwise."""
+        from .pretokenizers import pattern_name
+
+        return pattern_name(self.pattern)
+
+    @property
     def is_byte_level(self) -> bool:
         """Whether every token stands for bytes (byte-level BPE): decoding joins token bytes."""
         return self._byte_level
@@ -1760,7 +1768,7 @@ class Tokenizer:
                 raise
             raise FileFormatError(f"{type(exc).__name__}: {exc}"[:500]) from None
 
-    def save(self, path: str | os.PathLike[str], format: str | None = None) -> None:
+    def save(self, path: str | os.PathLike[str], format: str | None = None, *, overwrite: bool = False) -> None:
         """Write the tokenizer atomically. ``format``: ``"tokenforge"`` (one JSON file,
         a sha256 per part), ``"hf"`` (tokenizer.json), ``"tiktoken"`` (a rank file),
         ``"gpt2"`` (``path`` is a directory that gets ``vocab.json`` and ``merges.txt``),
@@ -1770,10 +1778,13 @@ class Tokenizer:
         format, ``*.tiktoken`` a rank file, ``*.model`` SentencePiece, ``*.txt`` a BERT
         vocabulary, an existing folder GPT-2's two files, any other name tokenforge's own.
         A format that cannot express this tokenizer exactly raises :class:`FileFormatError`
-        and writes nothing."""
-        from .formats import format_for_path, save
+        and writes nothing. An existing file is replaced only with ``overwrite=True``;
+        otherwise :class:`~tokenforge.errors.OutputExistsError` names it and nothing is
+        written (``save_pretrained`` replaces, as ``transformers`` does)."""
+        from .formats import check_overwrite, format_for_path, save
 
         fmt = format_for_path(path) if format is None else format
+        check_overwrite(path, fmt, overwrite)
         if fmt in ("tiktoken", "gpt2"):
             _check_read_back(self, path, fmt)
         save(self, path, format=fmt)

@@ -85,11 +85,12 @@ def test_tokenizer_accepts_a_file_and_a_folder(small_tok):
         assert json.loads(out) == want
 
 
-def test_unknown_tokenizer_name_lists_the_known_names():
+def test_unknown_tokenizer_name_lists_the_encodings_and_points_to_list():
     code, out, err = tf("encode", "hi", "-t", "cl100kk")
     one_line_error(code, out, err, "unknown tokenizer 'cl100kk'", "did you mean cl100k", "cl100k_base", "o200k_base",
-                   "gpt2", "short forms: r50k, p50k, cl100k, o200k", "gpt-4o", "text-embedding-3-small")
+                   "gpt2", "short forms r50k, p50k, cl100k, o200k", "gpt-4o", "tokenforge list")
     assert "no such file" in err  # it also says no file or folder has that name
+    assert "text-embedding-3-small" not in err and len(err) < 500  # the model names are in `tokenforge list`
 
 
 def test_a_missing_path_still_says_no_such_file():

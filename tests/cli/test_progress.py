@@ -152,7 +152,7 @@ def test_every_family_shows_progress_when_asked(model, bar, corpus, tmp_path):
     assert quiet.returncode == 0, quiet.stderr
     assert not BAR.search(quiet.stderr)
     shown = run("train", str(corpus), "--model", model, "--vocab-size", "300", "--workers", "1", "--out", out,
-                "--format", "tokenforge", "--progress")
+                "--format", "tokenforge", "--progress", "--overwrite")
     assert shown.returncode == 0, shown.stderr
     assert "counting:" in shown.stderr and bar in shown.stderr
 
@@ -193,7 +193,7 @@ def test_on_a_terminal_the_bars_show_and_quiet_hides_them(corpus, tmp_path):
     args = ["train", str(corpus), "--vocab-size", "500", "--workers", "1", "--out", str(tmp_path / "t.json")]
     rc, err = _run_on_a_terminal(args)
     assert rc == 0 and "merge:" in err and BAR.search(err)
-    rc, err = _run_on_a_terminal([*args, "--quiet"])
+    rc, err = _run_on_a_terminal([*args, "--quiet", "--overwrite"])
     assert rc == 0 and err == ""
 
 

@@ -126,7 +126,8 @@ def test_tokens_are_never_printed_with_raw_control_bytes(tmp_path):
     assert r.returncode == 0, r.stderr
     assert not _has_raw_control(r.stdout), repr(r.stdout)
     assert "\\x00" in r.stdout and "\\x1b[" in r.stdout  # shown escaped, not dropped
-    j = run(str(src), "--vocab-size", "300", "--pattern", "none", "--out", str(tmp_path / "t.json"), "--json")
+    j = run(str(src), "--vocab-size", "300", "--pattern", "none", "--out", str(tmp_path / "t.json"), "--json",
+            "--overwrite")
     assert j.returncode == 0 and not _has_raw_control(j.stdout)
     tokens = [t["token"] for t in json.loads(j.stdout)["longest_tokens"]]
     assert any("\\x1b" in t for t in tokens) and not any(_has_raw_control(t) for t in tokens)
@@ -148,7 +149,7 @@ def test_an_oversized_vocabulary_says_it_stopped_early(model, text_file, tmp_pat
     size = int(r.stdout.split("vocab size")[1].split()[0])
     assert size < 5000
     assert "stopped early   " in r.stdout and f"at {size} of the 5000 tokens" in r.stdout
-    j = json.loads(run(*args, "--json").stdout)
+    j = json.loads(run(*args, "--json", "--overwrite").stdout)
     assert j["stopped_early"] is True and j["vocab_size"] == size and j["vocab_size_requested"] == 5000
 
 

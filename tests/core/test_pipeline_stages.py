@@ -176,7 +176,7 @@ def test_pipeline_round_trips_through_pickle_and_native_file(tmp_path):
     r = tokenforge.load(path)
     assert isinstance(r, Tokenizer) and r == p
     first = path.read_bytes()
-    r.save(str(path))
+    r.save(str(path), overwrite=True)
     assert path.read_bytes() == first
     doc = json.loads(first)
     doc["model"]["vocab"]["hello"] = 99

@@ -128,7 +128,7 @@ def _n_files(fmt: str) -> int:
 def test_successful_save_leaves_no_temporary_file(tmp_path, old_tok, new_tok, fmt):
     target = _target(tmp_path, fmt)
     old_tok.save(str(target), format=fmt)
-    new_tok.save(str(target), format=fmt)
+    new_tok.save(str(target), format=fmt, overwrite=True)
     expected = {"tokenforge": ["tok.json"], "tiktoken": ["tok.tiktoken"], "gpt2": ["gpt2/merges.txt", "gpt2/vocab.json"]}
     assert sorted(_files(tmp_path)) == expected[fmt]
 
@@ -141,7 +141,7 @@ def test_overwriting_replaces_the_old_content_completely(tmp_path, old_tok, new_
     over = tmp_path / "over"
     over.mkdir()
     old_tok.save(str(_target(over, fmt)), format=fmt)
-    new_tok.save(str(_target(over, fmt)), format=fmt)
+    new_tok.save(str(_target(over, fmt)), format=fmt, overwrite=True)
     assert _files(over) == _files(fresh)
 
 
@@ -156,7 +156,7 @@ def test_crash_while_writing_keeps_old_file_and_leaves_no_temp(tmp_path, monkeyp
     before = _files(tmp_path)
     log = _crash_midway(monkeypatch, exc)
     with pytest.raises(type(exc)):
-        new_tok.save(str(target), format=fmt)
+        new_tok.save(str(target), format=fmt, overwrite=True)
     assert log and log[0] > 0, "the failure was not injected after a partial write"
     monkeypatch.undo()
     assert _files(tmp_path) == before
@@ -172,7 +172,7 @@ def test_crash_while_writing_merges_keeps_the_old_gpt2_pair(tmp_path, monkeypatc
     before = _files(tmp_path)
     log = _crash_midway(monkeypatch, Crash("disk full"), skip_files=1)
     with pytest.raises(Crash):
-        new_tok.save(str(target), format="gpt2")
+        new_tok.save(str(target), format="gpt2", overwrite=True)
     assert log, "the failure was not injected"
     monkeypatch.undo()
     after = _files(tmp_path)
@@ -203,7 +203,7 @@ def test_failed_rename_keeps_old_file_and_leaves_no_temp(tmp_path, monkeypatch, 
     before = _files(tmp_path)
     calls = _crash_on_rename(monkeypatch)
     with pytest.raises(Crash):
-        new_tok.save(str(target), format=fmt)
+        new_tok.save(str(target), format=fmt, overwrite=True)
     assert calls, "the failure was not injected"
     # the rename was attempted from a temporary file in the same directory as the target
     src, dst = calls[0]
@@ -218,7 +218,7 @@ def test_failed_rename_of_merges_keeps_the_old_gpt2_pair(tmp_path, monkeypatch, 
     before = _files(tmp_path)
     _crash_on_rename(monkeypatch, skip_files=1)
     with pytest.raises(Crash):
-        new_tok.save(str(target), format="gpt2")
+        new_tok.save(str(target), format="gpt2", overwrite=True)
     monkeypatch.undo()
     assert _files(tmp_path) == before
 
@@ -236,7 +236,7 @@ def test_unwritable_model_is_rejected_before_touching_the_old_file(tmp_path, old
     vocab[max(vocab) + 1] = vocab[max(vocab)]  # same bytes again under a new id
     dup = tokenforge.Tokenizer(tokenforge.BPE(vocab), special_tokens=dict(old_tok.special_tokens))
     with pytest.raises(tokenforge.FileFormatError):
-        dup.save(str(target), format=fmt)
+        dup.save(str(target), format=fmt, overwrite=True)
     assert _files(tmp_path) == before
 
 
@@ -284,12 +284,12 @@ def test_a_pair_save_killed_between_its_renames_is_detected_on_load(tmp_path, ol
         f"    if str(dst) == {str(tmp_path / 'vocab.json')!r}:  # the real pair, not the check's copy\n"
         "        os._exit(9)\n"
         "os.replace = replace\n"
-        f"tokenforge.load({str(tmp_path / 'new.json')!r}).save({str(tmp_path)!r}, format='gpt2')\n"
+        f"tokenforge.load({str(tmp_path / 'new.json')!r}).save({str(tmp_path)!r}, format='gpt2', overwrite=True)\n"
     )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 9
     with pytest.raises(tokenforge.FileFormatError, match="interrupted.*vocab.json new.*merges.txt still old"):
         tokenforge.load(tmp_path)
     # The next save cleans up and the pair is whole again; the dead writer's leftovers are gone.
-    new_tok.save(str(tmp_path), format="gpt2")
+    new_tok.save(str(tmp_path), format="gpt2", overwrite=True)
     assert dict(tokenforge.load(tmp_path).mergeable_ranks) == dict(new_tok.mergeable_ranks)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["merges.txt", "new.json", "vocab.json"]

@@ -55,3 +55,29 @@ def test_open_tokenizer_unknown_name_lists_the_known_ones():
 
     with pytest.raises(UnknownEncodingError, match=r"unknown tokenizer 'cl100kk' \(did you mean cl100k\?\).*o200k_base"):
         open_tokenizer("cl100kk")
+
+
+@pytest.mark.parametrize("name,hint", [
+    ("cl100k_bse", "did you mean 'cl100k_base'?"),
+    ("CL100K-BASE", "did you mean 'cl100k_base'?"),
+    ("o200k", "did you mean 'o200k_base'?"),
+    ("gpt-4o", "'gpt-4o' is a model name: encoding_for_model('gpt-4o') gives o200k_base"),
+])
+def test_get_encoding_with_an_unknown_name_suggests_the_known_one(name, hint):
+    with pytest.raises(UnknownEncodingError) as info:
+        tokenforge.get_encoding(name)
+    assert f"unknown encoding {name!r} ({hint}); known: gpt2, r50k_base" in str(info.value)
+
+
+def test_the_tiktoken_drop_in_suggests_too():
+    from tokenforge.compat import tiktoken
+
+    with pytest.raises(UnknownEncodingError, match=r"'cl100k_bse' \(did you mean 'cl100k_base'\?\)"):
+        tiktoken.get_encoding("cl100k_bse")
+
+
+def test_encoding_for_model_with_a_typo_suggests_the_model():
+    from tokenforge.errors import UnknownModelError
+
+    with pytest.raises(UnknownModelError, match=r"'gpt-4oo' \(did you mean 'gpt-4o'\?\)"):
+        tokenforge.encoding_for_model("gpt-4oo")

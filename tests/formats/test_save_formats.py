@@ -52,7 +52,7 @@ def test_a_pattern_gpt2_files_cannot_hold_is_refused_and_the_old_files_stay(tmp_
     old.save(str(tmp_path), format="gpt2")
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     with pytest.raises(tokenforge.FileFormatError, match=r"cannot hold this tokenizer's pre-tokenizer.*nothing was written"):
-        tokenforge.get_encoding("cl100k_base").save(str(tmp_path), format="gpt2")
+        tokenforge.get_encoding("cl100k_base").save(str(tmp_path), format="gpt2", overwrite=True)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 

@@ -1,7 +1,7 @@
 """The ``tokenforge`` command: the library, one subcommand per job.
 
     tokenforge train [FILES...] [--model bpe|wordpiece|unigram|spm-bpe] [--vocab-size N] [--special TOKEN]...
-                     [--pattern P] [--out PATH] [--workers N]
+                     [--pattern P] [--out PATH] [--overwrite] [--workers N]
     tokenforge encode [TEXT] [--file F] [-t T] [--allowed-special all|TOKEN,...] [--ordinary-special] [--count] [--json]
     tokenforge prepare INPUTS... -t T -o OUTDIR [--workers N] [--engine local|ray] [--text-field F]
                      [--split-on DELIM] [--eot auto|none|TOKEN] [--bos auto|none|TOKEN] [--val-fraction F]
@@ -9,13 +9,14 @@
     tokenforge count INPUTS... -t T [--workers N] [--engine local|ray] [--json]
     tokenforge decode [IDS...] [-t T] [--errors replace|strict] [--json]
     tokenforge info [-t T] [--json] [--backend] [--specials] [--accounting [--pad-to N] [--d-model D] [--untied]]
-    tokenforge convert IN OUT [--to tokenforge|hf|tiktoken|gpt2|sentencepiece|bert_vocab] [--allow-lossy] [--json]
+    tokenforge list [--json]
+    tokenforge convert IN OUT [--to tokenforge|hf|tiktoken|gpt2|sentencepiece|bert_vocab] [--overwrite] [--allow-lossy] [--json]
     tokenforge compare TOKENIZERS... [--text FILES...] [--format table|markdown|csv|json] [--plot OUT.png]
     tokenforge explain [TEXT] [--file F] [-t T] [--numbers] [--indent [N]] [--encodings ENC...] [--json] [--html OUT]
     tokenforge offsets [TEXT] [--file F] [-t T] [--json]
     tokenforge bpb [TEXT] [--file F] --nll NATS | --token-nll FILE
     tokenforge heal [PROMPT] [--file F] [-t T] [--max-backoff K]
-    tokenforge extend TOKENS... [-t T] [--kind special|lexical] [--test FILE] [--out PATH]
+    tokenforge extend TOKENS... [-t T] [--kind special|lexical] [--test FILE] [--out PATH] [--overwrite]
     tokenforge chat MESSAGES.json [-t T] [--template chatml|llama3] [--generation-prompt]
     tokenforge glitch [-t T] [--text FILES...] [--top N] [--expected rank|uniform] [--rare-max N] [--unreachable] [--json]
     tokenforge serve [TOKENIZER ...] [--host 127.0.0.1] [--port 8765] [--allow-host NAME] [--open]
@@ -27,13 +28,14 @@ With no files, ``train`` learns a byte-level BPE tokenizer from the corpus
 embedded in the package and reports bytes/token on each language's held-out
 text. ``-t/--tokenizer`` takes an encoding name (``cl100k_base``, ``gpt2``, ...),
 its short form (``cl100k``), an OpenAI model name (``gpt-4o``), or a tokenizer
-file or folder; :func:`._common.resolve_tokenizer` decides, for every command.
+file or folder (``FORMAT:PATH`` names its format); :func:`._common.resolve_tokenizer`
+decides, for every command, and ``tokenforge list`` shows every name.
 Text comes from the TEXT argument, ``--file`` or stdin, read as exact UTF-8
 (:func:`._common.read_text_arg`). Errors print one line to stderr, in terms of
 the command's flags, and exit with status 1.
 
 The commands live in one module per group: :mod:`.train`, :mod:`.encode`
-(encode, decode, offsets), :mod:`.prepare` (prepare, count), :mod:`.info` (info, accounting),
+(encode, decode, offsets), :mod:`.prepare` (prepare, count), :mod:`.info` (info, accounting, list),
 :mod:`.convert` (convert) and :mod:`.analysis`
 (compare, explain, glitch, heal, extend, bpb, chat), :mod:`.patch` (byte patches),
 :mod:`.versions` (fingerprint, diff) and :mod:`.serve` (the token page);
@@ -66,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     encode.register(sub)  # encode, decode
     prepare.register(sub)  # prepare, count
     info.register(sub)  # info [--accounting --pad-to N --d-model D --untied]
+    info.register_list(sub)  # list [--json]
     convert.register(sub)  # convert IN OUT [--to FORMAT] [--allow-lossy]
     analysis.register_compare(sub)
     analysis.register_explain(sub)

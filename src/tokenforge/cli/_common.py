@@ -16,7 +16,8 @@ DEFAULT_TOKENIZER = "cl100k_base"
 
 # ------------------------------------------------------------------ help
 TOKENIZER_HELP = ("encoding name (cl100k_base, o200k_base, gpt2, ...) or short form (cl100k, o200k), "
-                  "OpenAI model name (gpt-4o, gpt-4, text-embedding-3-small), or a tokenizer file or folder")
+                  "OpenAI model name (gpt-4o, gpt-4, text-embedding-3-small), or a tokenizer file or folder "
+                  "(FORMAT:PATH names its format; tokenforge list shows every name and format)")
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -93,6 +94,14 @@ def readable(token: bytes) -> str:
     """A token shown as text: UTF-8 where it decodes, with visible whitespace."""
     text = token.decode("utf-8", "backslashreplace")
     return text.replace(" ", "␣").replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
+
+
+def written_format(fmt: str, flag: str) -> str:
+    """What a command wrote and how to choose another format, for its report:
+    ``hf (HF tokenizers' tokenizer.json; --to NAME for another: tokenforge, hf, ...)``."""
+    from ..formats import FORMAT_DESCRIPTIONS, FORMATS
+
+    return f"{fmt}: {FORMAT_DESCRIPTIONS[fmt]}; {flag} NAME writes another: {', '.join(FORMATS)}"
 
 
 # ------------------------------------------------------------------ input text

@@ -358,13 +358,17 @@ def cmd_heal(args: argparse.Namespace) -> int:
 def cmd_extend(args: argparse.Namespace) -> int:
     from ..analysis.extend import extend
 
+    if args.out:  # before any work
+        from ..formats import check_overwrite, format_for_path
+
+        check_overwrite(args.out, format_for_path(args.out), args.overwrite)
     tok = _open(args.tokenizer)
     texts: list[str] = []
     for path in args.test or ():
         texts.extend(read_text_file(path, args.input_errors).splitlines())
     new, report = extend(tok, args.tokens, kind=args.kind, test_texts=texts, reuse_holes=args.reuse_holes)
     if args.out:
-        new.save(args.out)
+        new.save(args.out, overwrite=args.overwrite)
     if args.json:
         print_json(report.to_dict(), indent=2)
     else:
@@ -438,7 +442,9 @@ def register(sub: Any, default_tokenizer: str = DEFAULT_TOKENIZER) -> None:
     e.add_argument("--test", action="append", metavar="FILE",
                    help="a file whose lines the report encodes before and after (repeatable; default: none)")
     e.add_argument("--reuse-holes", action="store_true", help="give new tokens unused ids below the largest one")
-    e.add_argument("--out", metavar="PATH", help="write the extended tokenizer (native format; default: not written)")
+    e.add_argument("--out", metavar="PATH", help="write the extended tokenizer; its name picks the format, as "
+                                                "for train --out (default: not written)")
+    e.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     add_input_errors_arg(e)
     e.add_argument("--json", action="store_true", help="print the report as JSON")
     e.set_defaults(func=cmd_extend)

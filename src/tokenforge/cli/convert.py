@@ -13,6 +13,7 @@ from ._common import (
     print_json,
     read_text_file,
     resolve_tokenizer,
+    written_format,
 )
 
 _NOTE_SPECIALS = "a rank file holds no special tokens: pass special_tokens= when loading it"
@@ -33,12 +34,14 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if args.sample:
         sample = "\n".join(read_text_file(f, args.input_errors) for f in args.sample)
     source = resolve_tokenizer(args.source)
-    report = convert(source, args.dest, to=args.to, allow_lossy=args.allow_lossy, sample=sample)
+    report = convert(source, args.dest, to=args.to, allow_lossy=args.allow_lossy, sample=sample,
+                     overwrite=args.overwrite)
     report["notes"] = [_note(n) for n in report["notes"]]
     if args.json:
         print_json(report)
         return 0
-    print(f"wrote {report['dest']} ({report['format']})")
+    print(f"wrote {report['dest']}")
+    print(f"  format: {written_format(report['format'], '--to')}")
     if report["exact"]:
         print(f"  checked: the same ids on {report['lines']} sample lines and on the {report['documents']} "
               f"whole documents they come from ({report['tokens']} tokens)")
@@ -65,10 +68,13 @@ def register(sub: Any) -> None:
                        "tokenforge convert spm.model tokenizer.json --allow-lossy",
                    ])
     c.add_argument("source", help="the tokenizer to convert: " + TOKENIZER_HELP)
-    c.add_argument("dest", help="output path; its name picks the format (tokenizer.json, *.tiktoken, *.model, "
-                                "vocab.txt, DIR/ for GPT-2 files) unless --to is given")
+    c.add_argument("dest", help="output path; its name picks the format (a name ending in tokenizer.json: HF's; "
+                                "*.tiktoken, *.model, *.txt, DIR/ for GPT-2 files; anything else tokenforge's "
+                                "JSON) unless --to is given")
     c.add_argument("--to", default=None, choices=["tokenforge", "hf", "tiktoken", "gpt2", "sentencepiece", "bert_vocab", "transformers"],
                    help="output format (default: picked from the output name)")
+    c.add_argument("--overwrite", action="store_true",
+                   help="replace an existing output file (it is replaced only once the written file is checked)")
     c.add_argument("--allow-lossy", action="store_true",
                    help="when no exact form exists (a SentencePiece .model as tokenizer.json), write the closest "
                         "one, as transformers' converters do, and report how often the ids differ")

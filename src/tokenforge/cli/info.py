@@ -1,4 +1,5 @@
-"""``tokenforge info``: sizes, specials, pattern and hashes; ``--accounting``: the five vocab sizes."""
+"""``tokenforge info``: sizes, specials, pattern and hashes; ``--accounting``: the five vocab sizes;
+``tokenforge list``: every name ``-t`` takes and the file formats it reads."""
 
 from __future__ import annotations
 
@@ -53,7 +54,6 @@ def cmd_info(args: argparse.Namespace) -> int:
         return None if d is None else d.get("type")
 
     merges = getattr(tok.model, "merges", None)
-    pre = tok.pre_tokenizer
     info = {
         "name": tok.name or tokenizer_label(args.tokenizer, tok),
         "model": type(tok.model).__name__,
@@ -64,7 +64,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         "special_tokens": dict(tok.special_tokens),
         "n_vocab": tok.n_vocab,
         "merges": None if merges is None else len(merges),
-        "pattern_name": getattr(pre, "name", None) if tok.pattern is not None else None,
+        "pattern_name": tok.pattern_name,
         "pattern": tok.pattern,
         "normalizer": kind("normalizer"),
         "pre_tokenizer": kind("pre_tokenizer"),
@@ -154,3 +154,55 @@ def register(sub: Any) -> None:
                         "(the reference code; TOKENFORGE_BACKEND=python forces it)")
     i.set_defaults(func=cmd_info)
     register_accounting_args(i)  # --accounting --pad-to N --d-model D --untied
+
+
+def known_names() -> dict[str, Any]:
+    """What ``tokenforge list`` shows: each shipped encoding (its short form, split pattern
+    and the OpenAI models that use it, tiktoken's ``encoding_for_model`` table) and the
+    file formats ``-t`` reads."""
+    from ..encodings import ENCODINGS, MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING
+    from ..formats import FORMAT_DESCRIPTIONS, LOAD_FORMATS
+    from ..pretokenizers import pattern_name
+
+    short = {enc: s for enc in ENCODINGS for s in [enc.removesuffix("_base")] if enc.endswith("_base")}
+    encodings = []
+    for name, spec in ENCODINGS.items():
+        encodings.append({
+            "name": name,
+            "short_form": short.get(name),
+            "pattern": (pattern_name(spec.pattern) or spec.pattern) if spec.pattern else None,
+            "models": [m for m, e in MODEL_TO_ENCODING.items() if e == name and m != name],
+            "model_prefixes": [p for p, e in MODEL_PREFIX_TO_ENCODING.items() if e == name],
+        })
+    return {"encodings": encodings, "formats": {f: FORMAT_DESCRIPTIONS[f] for f in LOAD_FORMATS}}
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    import textwrap
+
+    names = known_names()
+    if args.json:
+        print_json(names, indent=2)
+        return 0
+    print("encodings (-t NAME; tokenforge.get_encoding):")
+    for e in names["encodings"]:
+        extra = [f"short form {e['short_form']}"] if e["short_form"] else []
+        extra += [f"pattern {e['pattern']}"] if e["pattern"] else ["ByT5's bytes, built by code"]
+        print(f"  {e['name']:<15} {'; '.join(extra)}")
+    print("OpenAI model names (-t MODEL; tokenforge.encoding_for_model):")
+    for e in names["encodings"]:
+        models = e["models"] + [p + "*" for p in e["model_prefixes"]]
+        if models:
+            lines = textwrap.wrap(", ".join(models), 100 - 18, break_on_hyphens=False, break_long_words=False)
+            print(f"  {e['name']:<15} " + ("\n" + " " * 18).join(lines))
+    print("files (-t PATH, or -t FORMAT:PATH to name the format; tokenforge.load):")
+    for fmt, what in names["formats"].items():
+        print(f"  {fmt:<15} {what}")
+    return 0
+
+
+def register_list(sub: Any) -> None:
+    lst = add_parser(sub, "list", help="every name -t takes (encodings, short forms, model names) and the file formats",
+                     examples=["tokenforge list", "tokenforge list --json"])
+    lst.add_argument("--json", action="store_true", help="print JSON")
+    lst.set_defaults(func=cmd_list)

@@ -9,7 +9,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from ._common import DEFAULT_OUT, INPUT_ERRORS, add_input_errors_arg, add_parser, print_json
+from ._common import DEFAULT_OUT, INPUT_ERRORS, add_input_errors_arg, add_parser, print_json, written_format
 
 _UNSHOWN = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
 
@@ -94,6 +94,7 @@ def _show(args: argparse.Namespace) -> bool | None:
 def _train_pipeline(args: argparse.Namespace) -> int:
     """``train --model wordpiece|unigram|spm-bpe``: the pipeline families."""
     from .. import presets
+    from ..formats import check_overwrite
     from ..trainers import NoTrainingDataError, check_output_path
 
     files, source, heldout = _training_input(args)
@@ -102,6 +103,7 @@ def _train_pipeline(args: argparse.Namespace) -> int:
         out = "vocab.txt" if args.model == "wordpiece" else "tokenizer.model"
     fmt = _out_format(args, out)
     check_output_path(out, fmt)  # before any work
+    check_overwrite(out, fmt, args.overwrite)
     _check_input(files)
     common = dict(vocab_size=args.vocab_size, workers=args.workers, errors=args.input_errors, show_progress=_show(args))
     t0 = time.perf_counter()
@@ -111,7 +113,7 @@ def _train_pipeline(args: argparse.Namespace) -> int:
             # As HF's BertWordPieceTokenizer.train: the 1000 most frequent characters, pairs seen twice.
             tok = presets.train_wordpiece(files, special_tokens=specials, limit_alphabet=1000, min_frequency=2,
                                           max_word_length=args.max_word_length, merge=args.merge, **common)
-            tok.save(out, format=fmt)
+            tok.save(out, format=fmt, overwrite=args.overwrite)
             label = "WordPiece (BERT)"
         else:
             specials = args.special if args.special is not None else ["<s>", "</s>"]
@@ -124,7 +126,7 @@ def _train_pipeline(args: argparse.Namespace) -> int:
                 tok = train(files, out=out, **kwargs)
             else:
                 tok = train(files, **kwargs)
-                tok.save(out, format=fmt)
+                tok.save(out, format=fmt, overwrite=args.overwrite)
             label = "Unigram (SentencePiece)" if args.model == "unigram" else "BPE (SentencePiece, byte fallback)"
     except NoTrainingDataError:
         raise _no_data(files) from None
@@ -138,7 +140,7 @@ def _train_pipeline(args: argparse.Namespace) -> int:
         nbytes = len(text.encode("utf-8"))
         rows.append({"language": lang_label, "bytes": nbytes, "tokens": len(ids), "bytes_per_token": nbytes / max(len(ids), 1)})
     summary = {
-        "out": out, "model": args.model, "source": source, "vocab_size": len(tok),
+        "out": out, "format": fmt, "model": args.model, "source": source, "vocab_size": len(tok),
         "vocab_size_requested": args.vocab_size, "stopped_early": stopped_early, "seconds": round(seconds, 3),
         "longest_tokens": [{"id": i, "token": _shown(t) if not t.isprintable() else t} for t, i in longest],
         "heldout": rows,
@@ -154,6 +156,7 @@ def _train_pipeline(args: argparse.Namespace) -> int:
         print(f"  stopped early   {why} at {len(tok)} of the {args.vocab_size} tokens asked for")
     print(f"  training time   {seconds:.2f} s")
     print(f"  written to      {out}")
+    print(f"  format          {written_format(fmt, '--format')}")
     print("  10 longest tokens:")
     for t, i in longest:
         print(f"    {i:>6}  {_shown(t)}")
@@ -172,6 +175,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
+    from ..formats import check_overwrite
     from ..trainers import check_output_path
     from ..trainers.bpe import BPETrainer
 
@@ -196,13 +200,14 @@ def _cmd_train(args: argparse.Namespace) -> int:
     files, source, heldout = _training_input(args)
     fmt = _out_format(args, args.out)
     check_output_path(args.out, fmt)  # before any work
+    check_overwrite(args.out, fmt, args.overwrite)
     _check_pattern_fits(fmt, args.pattern, args.out)
     _check_input(files)
     t0 = time.perf_counter()
     tok = trainer.train(files)
     seconds = time.perf_counter() - t0
     report = trainer.last_report
-    tok.save(args.out, format=fmt)
+    tok.save(args.out, format=fmt, overwrite=args.overwrite)
     longest = sorted(tok.model.vocab.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:10]
     rows = []
     for label, text in heldout:
@@ -211,6 +216,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
                      "bytes_per_token": len(text.encode("utf-8")) / max(len(ids), 1)})
     summary = {
         "out": args.out,
+        "format": fmt,
         "source": source,
         "vocab_size": len(tok),
         "merges": report.merges_learned,
@@ -232,6 +238,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     print(f"  training time   {seconds:.2f} s ({summary['input_mb_per_s']:.2f} MB/s; counting "
           f"{report.counting_seconds:.2f} s, merging {report.merging_seconds:.2f} s)")
     print(f"  written to      {args.out}")
+    print(f"  format          {written_format(fmt, '--format')}")
     print("  10 longest tokens:")
     for i, t in longest:
         print(f"    {i:>6}  {len(t):>3} B  {_shown(t)}")
@@ -270,6 +277,8 @@ def register(sub: Any) -> None:
                    help=f"output file (default {DEFAULT_OUT}); its name picks the format: tokenizer.json (HF), "
                         "*.tiktoken (rank file), *.model (SentencePiece), *.txt (BERT vocab.txt), DIR/ (GPT-2 "
                         "vocab.json + merges.txt), anything else tokenforge's JSON")
+    t.add_argument("--overwrite", action="store_true",
+                   help="replace an existing output file (without it, train refuses before any work)")
     t.add_argument("--format", default=None, choices=["tokenforge", "hf", "tiktoken", "gpt2", "sentencepiece", "bert_vocab", "transformers"],
                    help="write this format whatever the --out name")
     t.add_argument("--workers", type=int, default=None, help="counting processes (default: all cores)")

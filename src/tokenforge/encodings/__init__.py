@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import _thread  # a lock without importing threading: ``import tokenforge`` stays light
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple
 
 from ..errors import FileFormatError, UnknownEncodingError, UnknownModelError
 
@@ -183,7 +183,9 @@ def get_encoding(name: str) -> "Tokenizer":
     """
     spec = ENCODINGS.get(name)
     if spec is None:
-        raise UnknownEncodingError(f"unknown encoding {name!r}; known: {', '.join(ENCODINGS)}")
+        hint = suggest_encoding(name)
+        raise UnknownEncodingError(f"unknown encoding {name!r}{f' ({hint})' if hint else ''}; "
+                                   f"known: {', '.join(ENCODINGS)}")
     with _lock:
         tok = _loaded.get(name)
         if tok is None and not spec.rank_file:
@@ -201,6 +203,35 @@ def get_encoding(name: str) -> "Tokenizer":
                 raise FileFormatError(f"{name}: n_vocab is {tok.n_vocab}, expected {spec.explicit_n_vocab}")
             _loaded[name] = tok
         return tok
+
+
+def suggest_encoding(name: object, names: "Iterable[str] | None" = None) -> str | None:
+    """A hint for an encoding name :func:`get_encoding` does not know: the encoding a model
+    name uses (``gpt-4o``), the name in its usual case and spelling (``CL100K-base``,
+    ``cl100k``), or the closest of ``names`` (default: the encodings; ``cl100k_bse``).
+
+    >>> suggest_encoding("cl100k_bse")
+    "did you mean 'cl100k_base'?"
+    >>> suggest_encoding("gpt-4o")
+    "'gpt-4o' is a model name: encoding_for_model('gpt-4o') gives o200k_base"
+    """
+    import difflib
+
+    if not isinstance(name, str):
+        return None
+    try:
+        model_encoding = encoding_name_for_model(name)
+    except UnknownModelError:
+        pass
+    else:
+        return f"{name!r} is a model name: encoding_for_model({name!r}) gives {model_encoding}"
+    key = name.strip().lower().replace("-", "_")
+    known = list(ENCODINGS if names is None else names)
+    for candidate in (key, key + "_base"):
+        if candidate in known:
+            return f"did you mean {candidate!r}?"
+    close = difflib.get_close_matches(key, known, n=1)
+    return f"did you mean {close[0]!r}?" if close else None
 
 
 # Which encoding each OpenAI model uses (the same table as tiktoken's model.py).
@@ -249,8 +280,12 @@ def encoding_name_for_model(model_name: str) -> str:
     for prefix, name in MODEL_PREFIX_TO_ENCODING.items():
         if model_name.startswith(prefix):
             return name
+    import difflib
+
+    close = difflib.get_close_matches(str(model_name).lower(), list(MODEL_TO_ENCODING), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise UnknownModelError(
-        f"no known encoding for model {model_name!r}; use get_encoding() with one of {', '.join(ENCODINGS)}"
+        f"no known encoding for model {model_name!r}{hint}; use get_encoding() with one of {', '.join(ENCODINGS)}"
     )
 
 

@@ -15,9 +15,10 @@ atomic (temporary file, then rename).
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import FileFormatError
+from ..errors import FileFormatError, OutputExistsError
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -27,7 +28,20 @@ FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "sentencepiece", "bert_vocab"
 #: Every format ``load`` reads.
 LOAD_FORMATS = ("tokenforge", "tiktoken", "gpt2", "hf", "sentencepiece", "bert_vocab", "gguf")
 
-__all__ = ["FORMATS", "LOAD_FORMATS", "format_for_path", "save", "to_hf_live"]
+#: What each format is and the names its files typically have, for messages that list them.
+FORMAT_DESCRIPTIONS = {
+    "tokenforge": "tokenforge's JSON (*.json with format_version)",
+    "hf": "HF tokenizers' tokenizer.json",
+    "tiktoken": "a tiktoken rank file (*.tiktoken, or Llama 3's tokenizer.model)",
+    "gpt2": "GPT-2's vocab.json + merges.txt",
+    "sentencepiece": "a SentencePiece *.model",
+    "bert_vocab": "a BERT WordPiece vocab.txt (with [UNK] and [CLS])",
+    "gguf": "a llama.cpp *.gguf",
+    "transformers": "a transformers folder (tokenizer.json + tokenizer_config.json)",
+}
+
+__all__ = ["FORMATS", "FORMAT_DESCRIPTIONS", "LOAD_FORMATS", "check_overwrite", "format_for_path", "output_files",
+           "save", "to_hf_live"]
 
 
 def __getattr__(name: str) -> object:
@@ -42,7 +56,8 @@ def __getattr__(name: str) -> object:
 
 
 def format_for_path(path: str | os.PathLike) -> str:
-    """The format a file name asks for: ``tokenizer.json`` is HF's, ``*.tiktoken`` a rank
+    """The format a file name asks for: a name ending in ``tokenizer.json`` (``tokenizer.json``,
+    ``my_tokenizer.json``) is HF's, as is ``*.hf.json``; ``*.tiktoken`` a rank
     file, ``*.model`` a SentencePiece model, ``*.txt`` a BERT vocabulary, a folder (a path
     ending in a separator or an existing directory) GPT-2's ``vocab.json`` + ``merges.txt``;
     anything else tokenforge's own JSON."""
@@ -50,7 +65,7 @@ def format_for_path(path: str | os.PathLike) -> str:
     name = os.path.basename(text.rstrip("/" + os.sep))
     if text.endswith(("/", os.sep)) or os.path.isdir(text):
         return "gpt2"
-    if name == "tokenizer.json" or name.endswith(".hf.json"):
+    if name.endswith(("tokenizer.json", ".hf.json")):
         return "hf"
     if name.endswith(".tiktoken"):
         return "tiktoken"
@@ -59,6 +74,32 @@ def format_for_path(path: str | os.PathLike) -> str:
     if name.endswith(".txt"):
         return "bert_vocab"
     return "tokenforge"
+
+
+def output_files(path: str | os.PathLike, format: str) -> list[Path]:
+    """The files that writing ``format`` to ``path`` creates or replaces: one file, or for
+    the folder formats (``gpt2``, ``transformers``, and ``hf`` given a folder) the files
+    inside the folder."""
+    p = Path(path)
+    if format == "gpt2":
+        return [p / "vocab.json", p / "merges.txt"]
+    if format == "transformers":
+        return [p / "tokenizer.json", p / "tokenizer_config.json", p / "special_tokens_map.json"]
+    if format == "hf" and p.is_dir():
+        return [p / "tokenizer.json"]
+    return [p]
+
+
+def check_overwrite(path: str | os.PathLike, format: str, overwrite: bool) -> None:
+    """Raise :class:`~tokenforge.errors.OutputExistsError` naming the file when writing
+    ``format`` to ``path`` would replace an existing file and ``overwrite`` is false."""
+    if overwrite:
+        return
+    existing = [f for f in output_files(path, format) if f.exists() or f.is_symlink()]
+    if existing:
+        what = f"{existing[0]} already exists" if len(existing) == 1 else \
+            f"{', '.join(map(str, existing[:-1]))} and {existing[-1]} already exist"
+        raise OutputExistsError(f"{what}; pass overwrite=True to replace it, or choose another path")
 
 
 def save(tokenizer: "Tokenizer", path: str | os.PathLike, format: str = "tokenforge") -> None:

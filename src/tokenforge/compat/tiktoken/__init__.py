@@ -110,8 +110,9 @@ def get_encoding(encoding_name: str) -> Encoding:
         if encoding_name not in list_encoding_names():  # tokenforge's own ("bytes") are not tiktoken's
             from ...errors import UnknownEncodingError
 
-            raise UnknownEncodingError(
-                f"unknown encoding {encoding_name!r}; known: {', '.join(list_encoding_names())}")
+            hint = _encodings.suggest_encoding(encoding_name, list_encoding_names())
+            raise UnknownEncodingError(f"unknown encoding {encoding_name!r}{f' ({hint})' if hint else ''}; "
+                                       f"known: {', '.join(list_encoding_names())}")
         tok = _encodings.get_encoding(encoding_name)
         enc = _registered.setdefault(encoding_name, Encoding._of(tok))
     return enc
