@@ -107,7 +107,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import regex
 
-from ._component import Component, Registry, field
+from ._component import Component, ComponentSequence, Registry, field
 from .errors import (
     ArgumentTypeError,
     EncodeInputError,
@@ -1001,14 +1001,15 @@ class Nmt(Normalizer):
         return text.translate(_NMT)
 
 
-class Sequence(Normalizer):
-    """Apply normalizers one after the other.
+class Sequence(ComponentSequence, Normalizer):
+    """Apply normalizers one after the other (``seq[i]`` is the i-th, as in HF).
 
     >>> Sequence([NFKC(), Lowercase()]).normalize_str("ＡＢ")
     'ab'
     """
 
     type_name = "Sequence"
+    _items = "normalizers"
 
     def __init__(self, normalizers: Iterable[Normalizer]) -> None:
         self.normalizers: tuple[Normalizer, ...] = tuple(normalizers)

@@ -168,7 +168,7 @@ class Tokenizer:
     >>> tok.encode("Hello World!")
     [1, 3, 4, 5, 6, 2]
     >>> tok.decode([1, 3, 4, 5, 6, 2], skip_special_tokens=True)
-    'hello world !'
+    'hello world!'
     """
 
     __slots__ = (
