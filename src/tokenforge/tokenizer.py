@@ -1398,7 +1398,13 @@ class Tokenizer:
             spans = self._byte_level_spans(text, **kwargs)
             if spans is not None:
                 return spans
-        return token_spans(self.encode_full(text, **kwargs), text, self._token_bytes_of)
+        enc = self.encode_full(text, **kwargs)
+        special_ids = {t.id for t in self._added if t.special}
+        if special_ids:
+            enc = dataclasses.replace(enc, special_tokens_mask=[
+                m | (i in special_ids) for i, m in zip(enc.ids, enc.special_tokens_mask)
+            ])
+        return token_spans(enc, text, self._token_bytes_of)
 
     def _byte_level_spans(self, text: str, **kwargs: Any) -> list[TokenSpan] | None:
         """:meth:`encode_with_offsets` for byte-level BPE when the tokens' bytes spell the text's
@@ -1458,8 +1464,10 @@ class Tokenizer:
         by_starts = getattr(self._normalizer, "offsets_by_starts", False)
         names: dict[int, str] = {}  # id -> token string, looked up once per distinct id
         for seg, tid, start, end in self._segments(text, allowed):
+            # An added token found in the text is not in special_tokens_mask (HF's rule: the
+            # mask marks what the post-processor added); encode_with_offsets marks it special.
             if tid is not None:
-                enc._append(tid, seg, (start, end), 0, self._added_by_id[tid].special, 0)
+                enc._append(tid, seg, (start, end), 0, False, 0)
                 continue
             nt = NormalizedText(seg)
             if self._normalizer is not None:
@@ -1471,8 +1479,7 @@ class Tokenizer:
             for part, tid, ps, pe in parts:
                 if tid is not None:
                     os_, oe = nt.original_span(ps, pe)
-                    enc._append(tid, self._added_by_id[tid].content, (start + os_, start + oe), 0,
-                                self._added_by_id[tid].special, 0)
+                    enc._append(tid, self._added_by_id[tid].content, (start + os_, start + oe), 0, False, 0)
                     continue
                 for piece in self._pre_tokenize_pieces(part, start == 0 and ps == 0):
                     toks = self._model.tokenize(piece.text)
