@@ -1192,6 +1192,43 @@ class Sequence(ComponentSequence, Normalizer):
 _GRAPHEME = regex.compile(r"\X", regex.DOTALL)
 
 
+def _hf_replacements(text: str, groups: list[tuple[int, int, str]]) -> list[tuple[int, int, list[tuple[str, int]]]]:
+    """``(start, end, replacement)`` groups as the ``(char, change)`` segments of HF's
+    ``Precompiled`` (its ``replace``): the replacement's characters are 0, the last ones +1
+    when it is longer, and when it is shorter the last one absorbs the difference; an
+    empty replacement adds it to the change of the character before it, or, at the start
+    of the text, to nothing (HF then aligns every later character one place earlier)."""
+    segs: list[tuple[int, int, list[tuple[str, int]]]] = []
+    lead = 0  # characters deleted at the start, before any transformation exists
+    for a, b, rep in groups:
+        k, m = b - a, len(rep)
+        if m:
+            pairs = [(c, 0) for c in rep]
+            if m > k:
+                pairs[k:] = [(c, 1) for c in rep[k:]]
+            elif m < k:
+                pairs[-1] = (rep[-1], m - k)
+            segs.append((a, b, pairs))
+        elif a == lead:
+            lead = b
+        elif segs and segs[-1][1] == a:
+            s0, _, pairs = segs[-1]
+            segs[-1] = (s0, b, pairs[:-1] + [(pairs[-1][0], pairs[-1][1] - k)])
+        else:
+            segs.append((a - 1, b, [(text[a - 1], -k)]))
+    if not lead:
+        return segs
+    # HF's transformation list did not see the deleted start: one positional segment.
+    flat: list[tuple[str, int]] = []
+    pos = lead
+    for a, b, pairs in segs:
+        flat.extend((c, 0) for c in text[pos:a])
+        flat.extend(pairs)
+        pos = b
+    flat.extend((c, 0) for c in text[pos:])
+    return [(0, len(text), flat)]
+
+
 class Precompiled(Normalizer):
     """HF tokenizers' ``Precompiled`` normalizer over a SentencePiece charsmap.
 
@@ -1292,7 +1329,7 @@ class Precompiled(Normalizer):
                     rc = self._grapheme_char(c)
                     if rc != c:
                         segs.append((a + j, a + j + 1, rc))
-        return nt._rewrite(segs)
+        return nt._transform(_hf_replacements(text, segs))
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type_name, "precompiled_charsmap": base64.b64encode(self.charsmap.blob).decode("ascii")}

@@ -1649,6 +1649,9 @@ class Tokenizer:
         added = self._added_by_id
         id_to_token = self._model.id_to_token
         append = tokens.append
+        # As HF, a model id whose token is a special token's text is skipped too (HF's
+        # Unigram trainer can list a special token twice in the vocabulary).
+        skip = frozenset(t.content for t in self._added if t.special) if skip_special_tokens else frozenset()
         for pos, i in enumerate(ids):
             if type(i) is not int and not _is_int(i):  # exact ints first: the common case, cheaply
                 i = cast(int, _as_int(i))  # checked by _is_int below
@@ -1662,7 +1665,8 @@ class Tokenizer:
             tok = id_to_token(i)
             if tok is None:
                 raise UnknownIdError(self._unknown_id_message(i, pos))
-            append(tok)
+            if tok not in skip:
+                append(tok)
         return tokens
 
     def _unknown_id_message(self, token_id: Any, pos: int | None) -> str:

@@ -178,7 +178,7 @@ def _configs() -> dict[str, tuple]:
     add("dec-CTC-no-cleanup", pre=P.FixedLength(length=1), decoder=D.CTC(cleanup=False))
     add("dec-Replace", N.Replace(" ", "▁"), None, decoder=D.Replace("▁", " "))
     add("dec-Strip-left", decoder=D.Strip(content="H", left=1, right=0))
-    add("dec-Strip-right", decoder=D.Strip(content="d", left=0, right=2))
+    add("dec-Strip-right", decoder=D.Strip(content="d", left=0, right=1))
     add("dec-WordPiece-cleanup", decoder=D.WordPiece(cleanup=True))
     add("dec-Metaspace-on-bpe", N.Replace(" ", "▁"), None, decoder=D.Metaspace())
     return configs
