@@ -253,7 +253,7 @@ class NormalizedText:
 
         >>> nt = NFC().normalize(NormalizedText("e\\u0301!"))
         >>> nt.normalized, nt.original_span(0, 1), nt.original_span(1, 1)
-        ('é!', (0, 2), (2, 2))
+        ('é!', (0, 1), (2, 2))
         """
         n = len(self._normalized)
         if not (0 <= start <= end <= n):
