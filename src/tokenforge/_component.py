@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
-from .errors import FileFormatError
+from .errors import ArgumentTypeError, FileFormatError
 
 T = TypeVar("T")
 
@@ -105,6 +105,43 @@ class Component(Registered, ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.to_dict()!r})"
+
+
+class ComponentSequence:
+    """Mixin for a ``Sequence`` stage: its stages by index, as HF's ``Sequence`` gives them
+    (``seq[0]``, ``len(seq)``, iteration; an index past the end raises ``IndexError``).
+    The class names the tuple attribute that holds them in ``_items``. A sequence is
+    always true, even an empty one (it is a stage, not a container)."""
+
+    __slots__ = ()
+    _items: ClassVar[str] = ""
+
+    def _stages(self) -> tuple[Any, ...]:
+        return getattr(self, self._items)  # type: ignore[no-any-return]
+
+    def __getitem__(self, index: int) -> Any:
+        return self._stages()[index]
+
+    def __len__(self) -> int:
+        return len(self._stages())
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._stages())
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def check_state_kwargs(cls: type, extra: Mapping[str, Any]) -> None:
+    """HF's components can be rebuilt from their own serialized form passed as keyword
+    arguments (``ByteLevel(**json.loads(b.__getstate__()))``), which holds ``"type"``:
+    accept ``type`` when it names ``cls``'s tag; any other unknown argument is an error."""
+    for name, value in extra.items():
+        tag = getattr(cls, "type_name", "")
+        if name == "type" and value == tag:
+            continue
+        what = f"type={value!r} (this is {tag!r})" if name == "type" else repr(name)
+        raise ArgumentTypeError(f"{cls.__name__}() got an unexpected keyword argument {what}")
 
 
 class _Kind:

@@ -17,7 +17,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._component import CHAR, COUNT, Component, Registry, field, metaspace_settings
+from ._component import CHAR, COUNT, Component, ComponentSequence, Registry, check_state_kwargs, field, metaspace_settings
 from .errors import ArgumentTypeError, DecodeError, FileFormatError, InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -207,6 +207,14 @@ class ByteLevel(Decoder):
 
     type_name = "ByteLevel"
 
+    def __init__(
+        self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True, **state: Any
+    ) -> None:
+        # HF's ByteLevel decoder is its ByteLevel pre-tokenizer: it carries (and writes
+        # back) the three settings, which do not change decoding.
+        check_state_kwargs(type(self), state)
+        self.add_prefix_space, self.trim_offsets, self.use_regex = bool(add_prefix_space), bool(trim_offsets), bool(use_regex)
+
     def decode_chain(self, tokens: list[str]) -> list[str]:
         from .bytelevel import unicode_to_bytes
 
@@ -220,16 +228,21 @@ class ByteLevel(Decoder):
         return [out.decode("utf-8", "replace")]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+        return {"type": "ByteLevel", "add_prefix_space": self.add_prefix_space, "trim_offsets": self.trim_offsets, "use_regex": self.use_regex}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ByteLevel":
+        return cls(_field(d, "add_prefix_space", bool, True), _field(d, "trim_offsets", bool, True), _field(d, "use_regex", bool, True))
 
 
 class Metaspace(Decoder):
-    """``▁`` back to spaces; the ``▁`` a prepend scheme added before the first token is dropped.
+    """``▁`` back to spaces; with a prepend scheme (``"always"``, ``"first"``) the
+    first token's ``▁`` are dropped instead.
 
-    Only that one ``▁`` is dropped, symmetric with the pre-tokenizer, so
-    ``"▁▁b"`` decodes to ``" b"``. (HF tokenizers drops every ``▁`` of the first
-    token and gives ``"b"``; the two agree whenever the first token has one ``▁``
-    at most, at its start.)
+    As in HF tokenizers, every ``▁`` of the first token is dropped, not only the
+    one the pre-tokenizer prepended: ``["▁▁b"]`` decodes to ``"b"``. With
+    ``split=True`` a token holds one ``▁`` at most, at its start, so this only
+    shows with ``split=False`` vocabularies.
 
     >>> Metaspace().decode(["▁Hey", "▁", "▁friend"])
     'Hey  friend'
@@ -238,6 +251,8 @@ class Metaspace(Decoder):
     type_name = "Metaspace"
 
     def __init__(self, replacement: str = "\u2581", prepend_scheme: str = "always", split: bool = True) -> None:
+        if not isinstance(replacement, str) or len(replacement) != 1:
+            raise InvalidArgumentError(f"Metaspace replacement: expected a string of length 1, got {replacement!r}")
         if prepend_scheme not in ("always", "first", "never"):
             raise InvalidArgumentError(f"prepend_scheme must be 'always', 'first' or 'never'; got {prepend_scheme!r}")
         self.replacement = replacement
@@ -247,9 +262,7 @@ class Metaspace(Decoder):
     def decode_chain(self, tokens: list[str]) -> list[str]:
         out = []
         for i, t in enumerate(tokens):
-            if i == 0 and self.prepend_scheme != "never" and t.startswith(self.replacement):
-                t = t[1:]
-            out.append(t.replace(self.replacement, " "))
+            out.append(t.replace(self.replacement, "" if i == 0 and self.prepend_scheme != "never" else " "))
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -276,16 +289,19 @@ def cleanup_spaces(text: str) -> str:
 class WordPiece(Decoder):
     """``##`` continuations join their word; other tokens start a new, space-separated word.
 
-    ``cleanup`` (off by default; HF files state it) also removes the spaces
-    before punctuation and contractions, which is lossy.
+    ``cleanup`` (on by default, as in HF tokenizers and BERT's original
+    ``tokenization.py`` clean-up) also removes the spaces before punctuation and
+    contractions, which is lossy; ``cleanup=False`` keeps them.
 
     >>> WordPiece().decode(["un", "##aff", "##able", "!"])
+    'unaffable!'
+    >>> WordPiece(cleanup=False).decode(["un", "##aff", "##able", "!"])
     'unaffable !'
     """
 
     type_name = "WordPiece"
 
-    def __init__(self, prefix: str = "##", cleanup: bool = False) -> None:
+    def __init__(self, prefix: str = "##", cleanup: bool = True) -> None:
         self.prefix = prefix
         self.cleanup = bool(cleanup)
 
@@ -302,7 +318,7 @@ class WordPiece(Decoder):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "WordPiece":
-        return cls(_field(d, "prefix", str, "##"), _field(d, "cleanup", bool, False))
+        return cls(_field(d, "prefix", str, "##"), _field(d, "cleanup", bool, True))
 
 
 def byte_fallback_value(token: str) -> int | None:
@@ -624,10 +640,11 @@ class SentencePiece(Decoder):
         )
 
 
-class Sequence(Decoder):
-    """Decoders applied one after another."""
+class Sequence(ComponentSequence, Decoder):
+    """Decoders applied one after another (``seq[i]`` is the i-th, as in HF)."""
 
     type_name = "Sequence"
+    _items = "decoders"
 
     def __init__(self, decoders: Iterable[Decoder]) -> None:
         self.decoders = tuple(decoders)

@@ -47,7 +47,8 @@ class Encoding:
     ``offsets[i]`` is the ``(start, end)`` code-point span of token ``i`` in the
     original text (``(0, 0)`` for tokens added by the post-processor);
     ``type_ids`` tells the first sequence (0) from the second (1);
-    ``special_tokens_mask`` marks added control tokens.
+    ``special_tokens_mask`` marks the tokens the post-processor added (as in HF
+    tokenizers, a special token found in the text is 0 there).
     """
 
     ids: list[int] = field(default_factory=list)

@@ -10,10 +10,15 @@ came from, so that token offsets survive normalization (as HF tokenizers'
 
 - a character rewritten into several (``ﬃ`` → ``f``, ``f``, ``i``) gives each
   of them the span of the one original character;
-- several characters rewritten into one or more (``e`` + U+0301 → ``é``, a
-  SentencePiece rule over a character sequence) give each output character
-  the span of the whole rewritten group; :class:`Replace` follows HF instead
-  (the span of the match's last character);
+- several characters rewritten into one or more (a SentencePiece rule over a
+  character sequence) give each output character the span of the whole
+  rewritten group; :class:`Replace` follows HF instead (the span of the match's
+  last character), and so do the Unicode forms: HF walks the output of its
+  normalization (the ``unicode-normalization-alignments`` crate) and gives a
+  composed character the span of the first character it absorbed (``e`` +
+  U+0301 → ``é`` has the span of ``e``), a character a decomposition adds the
+  span of the character before it, and any other character the span of the
+  original character at its position (so canonical reordering moves no span);
 - deleted characters leave no entry; inserted characters take the span of the
   character they are attached to (``Prepend`` and SentencePiece's dummy
   prefix: the first character; CJK spacing: the ideograph).
@@ -107,7 +112,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import regex
 
-from ._component import Component, Registry, field
+from ._component import Component, ComponentSequence, Registry, field
 from .errors import (
     ArgumentTypeError,
     EncodeInputError,
@@ -248,7 +253,7 @@ class NormalizedText:
 
         >>> nt = NFC().normalize(NormalizedText("e\\u0301!"))
         >>> nt.normalized, nt.original_span(0, 1), nt.original_span(1, 1)
-        ('é!', (0, 2), (2, 2))
+        ('é!', (0, 1), (2, 2))
         """
         n = len(self._normalized)
         if not (0 <= start <= end <= n):
@@ -312,6 +317,35 @@ class NormalizedText:
         out.append(text[last:])
         spans.extend(al[last:])
         return NormalizedText._aligned(self._original, "".join(out), tuple(spans))
+
+    def _transform(self, segments: Iterable[tuple[int, int, list[tuple[str, int]]]]) -> NormalizedText:
+        """Rewrite by ``(start, end, [(char, change), ...])`` segments, aligned as HF's
+        ``NormalizedString::transform`` aligns them: a character with ``change > 0`` is
+        inserted and takes the span of the character before it; any other takes the span of
+        the character at the current position, which then moves past it and the ``-change``
+        characters after it (removed). Segments are in order and do not overlap."""
+        text = self._normalized
+        al = self._alignment
+        out: list[str] = []
+        spans: list[Span] = []
+        pos = 0
+        for a, b, pairs in segments:
+            if a > pos:
+                out.append(text[pos:a])
+                spans.extend(al[pos:a])
+            at = a
+            for ch, change in pairs:
+                if change > 0:
+                    spans.append(al[at - 1] if at > 0 else (0, 0))
+                else:
+                    spans.append(al[at])
+                    at += 1 - change
+                out.append(ch)
+            pos = b
+        if pos < len(text):
+            out.append(text[pos:])
+            spans.extend(al[pos:])
+        return NormalizedText(self._original, "".join(out), spans)
 
     def _rewrite(self, segments: Iterable[tuple[int, int, str]]) -> NormalizedText:
         """Rewrite the normalized text by ``(start, end, replacement)`` segments.
@@ -500,6 +534,102 @@ def _unicode_segments(form: _Form, text: str) -> list[tuple[int, int, str]]:
     return segs
 
 
+_S_BASE, _L_BASE, _V_BASE, _T_BASE = 0xAC00, 0x1100, 0x1161, 0x11A7
+_V_COUNT, _T_COUNT, _S_COUNT = 21, 28, 11172
+
+
+@cache
+def _full_decomposition(c: str, compat: bool) -> tuple[str, ...]:
+    """The characters ``c`` decomposes into, recursively (canonical, or compatibility
+    with ``compat``), in the order of the mappings; Hangul syllables algorithmically."""
+    cp = ord(c)
+    if _S_BASE <= cp < _S_BASE + _S_COUNT:
+        s = cp - _S_BASE
+        t = s % _T_COUNT
+        out = (chr(_L_BASE + s // (_V_COUNT * _T_COUNT)), chr(_V_BASE + (s % (_V_COUNT * _T_COUNT)) // _T_COUNT))
+        return out + ((chr(_T_BASE + t),) if t else ())
+    mapping = unicodedata.decomposition(c)
+    if not mapping:
+        return (c,)
+    if mapping.startswith("<"):
+        if not compat:
+            return (c,)
+        mapping = mapping.split(">", 1)[1]
+    return tuple(x for h in mapping.split() for x in _full_decomposition(chr(int(h, 16)), compat))
+
+
+@cache
+def _primary_composite(a: str, b: str) -> str | None:
+    """The character whose canonical decomposition mapping is ``a b`` and that NFC keeps
+    (not excluded from composition), or a composed Hangul syllable; else ``None``."""
+    la, lb = ord(a), ord(b)
+    if _L_BASE <= la < _L_BASE + 19 and _V_BASE <= lb < _V_BASE + _V_COUNT:
+        return chr(_S_BASE + ((la - _L_BASE) * _V_COUNT + lb - _V_BASE) * _T_COUNT)
+    if _S_BASE <= la < _S_BASE + _S_COUNT and (la - _S_BASE) % _T_COUNT == 0 and _T_BASE < lb < _T_BASE + _T_COUNT:
+        return chr(la + lb - _T_BASE)
+    c = unicodedata.normalize("NFC", a + b)
+    if len(c) == 1 and unicodedata.decomposition(c) == f"{la:04X} {lb:04X}":
+        return c
+    return None
+
+
+def _hf_unicode_changes(form: str, text: str) -> list[tuple[str, int]]:
+    """``form`` of ``text`` as ``(char, change)`` pairs, computed as the Rust crate HF
+    tokenizers uses does (``unicode-normalization-alignments``: each decomposition's first
+    character 0 and the others +1, stable canonical reordering, and composition adding the
+    absorbed character's change minus one to its composee)."""
+    compat = form in ("NFKC", "NFKD")
+    combining = unicodedata.combining
+    buf: list[tuple[int, str, int]] = []
+    ready = 0
+    for c in text:
+        first = True
+        for d in _full_decomposition(c, compat):
+            cls = combining(d)
+            if cls == 0 and len(buf) - ready > 1:
+                buf[ready:] = sorted(buf[ready:], key=lambda x: x[0])
+            if cls == 0:
+                ready = len(buf)
+            buf.append((cls, d, 0 if first else 1))
+            first = False
+    buf[ready:] = sorted(buf[ready:], key=lambda x: x[0])
+    if form in ("NFD", "NFKD"):
+        return [(ch, change) for _, ch, change in buf]
+    out: list[tuple[str, int]] = []
+    composee: tuple[str, int] | None = None
+    last_ccc: int | None = None
+    pending: list[tuple[str, int]] = []  # marks that did not compose, after the composee
+    for cls, ch, change in buf:
+        if composee is None:
+            if cls:
+                out.append((ch, change))
+            else:
+                composee = (ch, change)
+            continue
+        if last_ccc is not None and last_ccc >= cls:  # blocked
+            if cls == 0:
+                out.append(composee)
+                out.extend(pending)
+                pending, composee, last_ccc = [], (ch, change), None
+            else:
+                pending.append((ch, change))
+                last_ccc = cls
+            continue
+        r = _primary_composite(composee[0], ch)
+        if r is not None:
+            composee = (r, composee[1] + change - 1)
+        elif cls == 0:  # last_ccc is None here
+            out.append(composee)
+            composee = (ch, change)
+        else:
+            pending.append((ch, change))
+            last_ccc = cls
+    if composee is not None:
+        out.append(composee)
+    out.extend(pending)
+    return out
+
+
 class _UnicodeForm(Normalizer):
     form = ""
 
@@ -507,8 +637,16 @@ class _UnicodeForm(Normalizer):
         text = nt.normalized
         if unicodedata.is_normalized(cast("_Form", self.form), text):
             return nt
-        segs = _unicode_segments(cast("_Form", self.form), text)
-        out = nt._rewrite(segs)
+        # Each changed segment is normalized on its own (they are independent), with HF's
+        # alignment. Should the pairs ever not spell unicodedata's result, the segment's
+        # first character replaces the whole segment and the others are added after it.
+        pieces = []
+        for a, b, seg in _unicode_segments(cast("_Form", self.form), text):
+            pairs = _hf_unicode_changes(self.form, text[a:b])
+            if "".join(ch for ch, _ in pairs) != seg:
+                pairs = [(seg[0], 1 - (b - a))] + [(ch, 1) for ch in seg[1:]]
+            pieces.append((a, b, pairs))
+        out = nt._transform(pieces)
         if out.normalized != unicodedata.normalize(cast("_Form", self.form), text):  # never seen; kept as a guard
             return nt._rewrite([(0, len(text), unicodedata.normalize(cast("_Form", self.form), text))])
         return out
@@ -1001,14 +1139,15 @@ class Nmt(Normalizer):
         return text.translate(_NMT)
 
 
-class Sequence(Normalizer):
-    """Apply normalizers one after the other.
+class Sequence(ComponentSequence, Normalizer):
+    """Apply normalizers one after the other (``seq[i]`` is the i-th, as in HF).
 
     >>> Sequence([NFKC(), Lowercase()]).normalize_str("ＡＢ")
     'ab'
     """
 
     type_name = "Sequence"
+    _items = "normalizers"
 
     def __init__(self, normalizers: Iterable[Normalizer]) -> None:
         self.normalizers: tuple[Normalizer, ...] = tuple(normalizers)
@@ -1051,6 +1190,43 @@ class Sequence(Normalizer):
 
 
 _GRAPHEME = regex.compile(r"\X", regex.DOTALL)
+
+
+def _hf_replacements(text: str, groups: list[tuple[int, int, str]]) -> list[tuple[int, int, list[tuple[str, int]]]]:
+    """``(start, end, replacement)`` groups as the ``(char, change)`` segments of HF's
+    ``Precompiled`` (its ``replace``): the replacement's characters are 0, the last ones +1
+    when it is longer, and when it is shorter the last one absorbs the difference; an
+    empty replacement adds it to the change of the character before it, or, at the start
+    of the text, to nothing (HF then aligns every later character one place earlier)."""
+    segs: list[tuple[int, int, list[tuple[str, int]]]] = []
+    lead = 0  # characters deleted at the start, before any transformation exists
+    for a, b, rep in groups:
+        k, m = b - a, len(rep)
+        if m:
+            pairs = [(c, 0) for c in rep]
+            if m > k:
+                pairs[k:] = [(c, 1) for c in rep[k:]]
+            elif m < k:
+                pairs[-1] = (rep[-1], m - k)
+            segs.append((a, b, pairs))
+        elif a == lead:
+            lead = b
+        elif segs and segs[-1][1] == a:
+            s0, _, pairs = segs[-1]
+            segs[-1] = (s0, b, pairs[:-1] + [(pairs[-1][0], pairs[-1][1] - k)])
+        else:
+            segs.append((a - 1, b, [(text[a - 1], -k)]))
+    if not lead:
+        return segs
+    # HF's transformation list did not see the deleted start: one positional segment.
+    flat: list[tuple[str, int]] = []
+    pos = lead
+    for a, b, pairs in segs:
+        flat.extend((c, 0) for c in text[pos:a])
+        flat.extend(pairs)
+        pos = b
+    flat.extend((c, 0) for c in text[pos:])
+    return [(0, len(text), flat)]
 
 
 class Precompiled(Normalizer):
@@ -1153,7 +1329,7 @@ class Precompiled(Normalizer):
                     rc = self._grapheme_char(c)
                     if rc != c:
                         segs.append((a + j, a + j + 1, rc))
-        return nt._rewrite(segs)
+        return nt._transform(_hf_replacements(text, segs))
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type_name, "precompiled_charsmap": base64.b64encode(self.charsmap.blob).decode("ascii")}

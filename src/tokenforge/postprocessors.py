@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Sequence as Seq
 from typing import Any, cast
 
-from ._component import Component, Registry, field
+from ._component import Component, ComponentSequence, Registry, check_state_kwargs, field
 from .encoding import Encoding
 from .errors import FileFormatError
 
@@ -97,21 +97,40 @@ class PostProcessor(Component):
         return (post_processor_from_dict, (self.to_dict(),))
 
 
+def _template_type_id(text: str) -> int | None:
+    """A type id written after ``:`` (Rust's ``u32`` parse, as HF reads it), else ``None``."""
+    body = text[1:] if text.startswith("+") else text
+    if not (body.isascii() and body.isdigit()):
+        return None
+    value = int(body)
+    return value if value < 2**32 else None
+
+
 def _parse_template_item(item: Any, where: str) -> tuple[str, str, int]:
-    """``"$A"``, ``"$B:1"``, ``"[SEP]:1"`` or HF's JSON item -> (kind, id, type_id)."""
+    """``"$A"``, ``"$B:1"``, ``"[SEP]:1"`` or HF's JSON item -> (kind, id, type_id).
+
+    The string form is HF's: ``$``, ``$A``/``$a`` and ``$B``/``$b`` are the sequences,
+    ``$<n>`` is sequence A with type id n, anything else names a special token, and one
+    ``:<n>`` sets the type id."""
     if isinstance(item, str):
-        name, _, type_id = item.partition(":")
-        if type_id and not (type_id.isascii() and type_id.isdigit()):
-            raise FileFormatError(f"{where}: the type id of {item!r} must be a non-negative integer")
-        tid = int(type_id) if type_id else 0
-        if name.startswith("$"):
-            seq = name[1:] or "A"
-            if seq.isdigit():
-                return "seq", "A" if int(seq) == 0 else "B", tid
-            if seq in ("A", "B"):
-                return "seq", seq, tid
-            raise FileFormatError(f"{where}: unknown sequence {name!r} (use $A or $B)")
-        return "special", name, tid
+        parts = item.split(":")
+        tid: int | None = 0
+        if len(parts) == 2:
+            tid = _template_type_id(parts[1])
+        if len(parts) <= 2 and tid is not None:
+            name = parts[0]
+            if not name.startswith("$"):
+                return "special", name, tid
+            rest = name[1:]
+            if rest in ("", "A", "a", "B", "b"):
+                return "seq", rest.upper() or "A", tid
+            seq_type = _template_type_id(rest)
+            if seq_type is not None:
+                return "seq", "A", tid if len(parts) == 2 else seq_type
+        raise FileFormatError(
+            f"{where}: Cannot build Piece from string {item!r}: write a sequence as $A, $B or $<type id>, "
+            "a special token by its name, and a type id after one ':' ('$B:1', '[SEP]:1')"
+        )
     if isinstance(item, Mapping) and len(item) == 1:
         (kind, body), = item.items()
         if kind in ("Sequence", "SpecialToken") and isinstance(body, Mapping) and isinstance(body.get("id"), str):
@@ -119,6 +138,39 @@ def _parse_template_item(item: Any, where: str) -> tuple[str, str, int]:
                 raise FileFormatError(f"{where}: unknown sequence {body['id']!r} (use 'A' or 'B')")
             return ("seq" if kind == "Sequence" else "special"), body["id"], _u32(body.get("type_id", 0), f"{where}: type_id")
     raise FileFormatError(f"{where}: a template item must be '$A', '$B', 'TOKEN[:type]' or HF's JSON form, got {item!r}")
+
+
+def _special_token_entry(entry: Any) -> tuple[str, list[int], list[str]]:
+    """One of HF's ``special_tokens`` entries: ``(token, id)``, ``(id, token)``, or
+    ``{"id": name, "ids": [...], "tokens": [...]}`` (a name standing for several tokens)."""
+    if isinstance(entry, (list, tuple)) and len(entry) == 2:
+        a, b = entry
+        if isinstance(a, str) and not isinstance(b, str):
+            return a, [_u32(b, f"TemplateProcessing special token {a!r}")], [a]
+        if isinstance(b, str) and not isinstance(a, str):
+            return b, [_u32(a, f"TemplateProcessing special token {b!r}")], [b]
+    if isinstance(entry, Mapping):
+        return _special_token_dict(entry, entry.get("id"))
+    raise FileFormatError(
+        "TemplateProcessing special tokens are (token, id) or (id, token) pairs or "
+        f"{{'id': ..., 'ids': [...], 'tokens': [...]}}, got {reprlib.repr(entry)}"
+    )
+
+
+def _special_token_dict(v: Mapping[str, Any], key: Any) -> tuple[str, list[int], list[str]]:
+    where = f"TemplateProcessing special token {key!r}"
+    name = v.get("id", key)
+    if not isinstance(name, str):
+        raise FileFormatError(f"{where}: 'id' must be a string, got {reprlib.repr(name)}")
+    if not isinstance(v.get("ids"), list):
+        raise FileFormatError(f"{where} needs a list 'ids'")
+    ids = [_u32(x, f"{where}: ids") for x in v["ids"]]
+    toks = v.get("tokens", [name] * len(ids))
+    if not isinstance(toks, list) or not all(isinstance(t, str) for t in toks):
+        raise FileFormatError(f"{where}: 'tokens' must be a list of strings")
+    if len(toks) != len(ids):
+        raise FileFormatError(f"{where}: ids and tokens must be of the same length ({len(ids)} ids, {len(toks)} tokens)")
+    return name, ids, list(toks)
 
 
 class TemplateProcessing(PostProcessor):
@@ -132,51 +184,42 @@ class TemplateProcessing(PostProcessor):
 
     type_name = "TemplateProcessing"
 
-    def __init__(self, single: str | Seq[Any], pair: str | Seq[Any] | None = None, special_tokens: Iterable[Any] = ()) -> None:
+    def __init__(
+        self, single: str | Seq[Any] = "$A", pair: str | Seq[Any] | None = None, special_tokens: Iterable[Any] = ()
+    ) -> None:
         self.single = self._parse(single, "single")
-        self.pair = self._parse(pair if pair is not None else self._default_pair(single), "pair")
+        # HF's default pair template: the two sequences, type ids 0 and 1, nothing added.
+        self.pair = self._parse(pair if pair is not None else "$A:0 $B:1", "pair")
         specials: dict[str, tuple[list[int], list[str]]] = {}
         if isinstance(special_tokens, Mapping):  # HF JSON: {"[CLS]": {"id": "[CLS]", "ids": [101], "tokens": ["[CLS]"]}}
             for key, v in special_tokens.items():
-                where = f"TemplateProcessing special token {key!r}"
-                if not isinstance(v, Mapping) or not isinstance(v.get("ids"), list):
-                    raise FileFormatError(f"{where} needs a list 'ids'")
-                ids = [_u32(x, f"{where}: ids") for x in v["ids"]]
-                toks = v.get("tokens", [key] * len(ids))
-                name = v.get("id", key)
-                if not isinstance(name, str) or not isinstance(toks, list) or not all(isinstance(t, str) for t in toks):
-                    raise FileFormatError(f"{where}: 'id' must be a string and 'tokens' a list of strings")
-                if len(toks) != len(ids):
-                    raise FileFormatError(f"{where}: {len(ids)} ids but {len(toks)} tokens")
-                specials[name] = (ids, list(toks))
+                if not isinstance(v, Mapping):
+                    raise FileFormatError(f"TemplateProcessing special token {key!r} needs a list 'ids'")
+                name, ids, toks = _special_token_dict(v, key)
+                specials[name] = (ids, toks)
         elif isinstance(special_tokens, Iterable) and not isinstance(special_tokens, (str, bytes)):
             for entry in special_tokens:
-                if not (isinstance(entry, (list, tuple)) and len(entry) == 2 and isinstance(entry[0], str)):
-                    raise FileFormatError(f"TemplateProcessing special tokens are (token, id) pairs, got {reprlib.repr(entry)}")
-                tok, tid = entry
-                specials[tok] = ([_u32(tid, f"TemplateProcessing special token {tok!r}")], [tok])
+                name, ids, toks = _special_token_entry(entry)
+                specials[name] = (ids, toks)
         else:
             raise FileFormatError(f"TemplateProcessing special_tokens must be an object or (token, id) pairs, got {reprlib.repr(special_tokens)}")
         self.special_tokens = specials
-        for name, tmpl in (("single", self.single), ("pair", self.pair)):
-            for kind, ident, _ in tmpl:
-                if kind == "special" and ident not in specials:
-                    raise FileFormatError(f"TemplateProcessing {name} template uses {ident!r}, which has no id")
-        seqs = [ident for kind, ident, _ in self.single if kind == "seq"]
-        if seqs != ["A"]:
-            raise FileFormatError(f"TemplateProcessing single template must use $A exactly once, got {seqs}")
-        seqs = sorted(ident for kind, ident, _ in self.pair if kind == "seq")
-        if seqs != ["A", "B"]:
-            raise FileFormatError(f"TemplateProcessing pair template must use $A and $B once each, got {seqs}")
-
-    @staticmethod
-    def _default_pair(single: str | Seq[Any]) -> list[Any]:
-        items = single.split() if isinstance(single, str) else list(single)
-        return list(items) + ["$B:1" if isinstance(single, str) else {"Sequence": {"id": "B", "type_id": 1}}]
+        missing = sorted({ident for tmpl in (self.single, self.pair) for kind, ident, _ in tmpl
+                          if kind == "special" and ident not in specials})
+        if missing:
+            raise FileFormatError(
+                f"TemplateProcessing: Missing SpecialToken(s) with id(s) {', '.join(map(repr, missing))}: "
+                "give each in special_tokens as (token, id)"
+            )
+        if any(kind == "seq" and ident == "B" for kind, ident, _ in self.single):
+            raise FileFormatError("TemplateProcessing single template uses $B; a single text has only $A")
+        seqs = {ident for kind, ident, _ in self.pair if kind == "seq"}
+        if seqs != {"A", "B"}:
+            raise FileFormatError(f"TemplateProcessing pair template must use both sequences ($A and $B), got {sorted(seqs)}")
 
     @staticmethod
     def _parse(tmpl: Any, where: str) -> list[tuple[str, str, int]]:
-        items = tmpl.split() if isinstance(tmpl, str) else tmpl
+        items = tmpl.split(" ") if isinstance(tmpl, str) else tmpl
         if not isinstance(items, (list, tuple)):
             raise FileFormatError(f"TemplateProcessing {where} template must be a string or a list")
         return [_parse_template_item(x, f"TemplateProcessing {where}") for x in items]
@@ -361,7 +404,10 @@ class ByteLevel(PostProcessor):
 
     type_name = "ByteLevel"
 
-    def __init__(self, trim_offsets: bool = True, add_prefix_space: bool = True, use_regex: bool = True) -> None:
+    def __init__(
+        self, trim_offsets: bool = True, add_prefix_space: bool = True, use_regex: bool = True, **state: Any
+    ) -> None:
+        check_state_kwargs(type(self), state)
         self.trim_offsets, self.add_prefix_space, self.use_regex = bool(trim_offsets), bool(add_prefix_space), bool(use_regex)
 
     def process(self, a: Encoding, b: Encoding | None = None, add_special_tokens: bool = True) -> Encoding:
@@ -381,10 +427,12 @@ class ByteLevel(PostProcessor):
         return cls(_field(d, "trim_offsets", bool, True), _field(d, "add_prefix_space", bool, True), _field(d, "use_regex", bool, True))
 
 
-class Sequence(PostProcessor):
-    """Post-processors in turn; at most one of them may add tokens."""
+class Sequence(ComponentSequence, PostProcessor):
+    """Post-processors in turn; at most one of them may add tokens (``seq[i]`` is the
+    i-th, as in HF)."""
 
     type_name = "Sequence"
+    _items = "processors"
 
     def __init__(self, processors: Seq[PostProcessor]) -> None:
         self.processors = tuple(processors)

@@ -55,7 +55,7 @@ from typing import Any, cast
 
 import regex
 
-from ._component import CHAR, COUNT, Component, Registry, field, metaspace_settings
+from ._component import CHAR, COUNT, Component, ComponentSequence, Registry, check_state_kwargs, field, metaspace_settings
 from .errors import ArgumentTypeError, FileFormatError, InvalidArgumentError, UnknownEncodingError
 
 GPT2_PATTERN = (
@@ -1535,7 +1535,7 @@ class CharDelimiterSplit(_CharClassSplit):
 
     def __init__(self, delimiter: str) -> None:
         if not isinstance(delimiter, str) or len(delimiter) != 1:
-            raise InvalidArgumentError(f"delimiter must be one character, got {delimiter!r}")
+            raise InvalidArgumentError(f"CharDelimiterSplit delimiter: expected a string of length 1, got {delimiter!r}")
         self.delimiter = delimiter
 
     def _is_delim(self, ch: str) -> bool:
@@ -1728,7 +1728,7 @@ class Metaspace(PreTokenizer):
 
     def __init__(self, replacement: str = "\u2581", prepend_scheme: str = "always", split: bool = True) -> None:
         if not isinstance(replacement, str) or len(replacement) != 1:
-            raise InvalidArgumentError(f"replacement must be one character, got {replacement!r}")
+            raise InvalidArgumentError(f"Metaspace replacement: expected a string of length 1, got {replacement!r}")
         if prepend_scheme not in ("always", "first", "never"):
             raise InvalidArgumentError(f"prepend_scheme must be 'always', 'first' or 'never'; got {prepend_scheme!r}")
         self.replacement = replacement
@@ -1801,10 +1801,26 @@ class ByteLevel(PreTokenizer):
 
     type_name = "ByteLevel"
 
-    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True) -> None:
+    def __init__(
+        self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True, **state: Any
+    ) -> None:
+        check_state_kwargs(type(self), state)
         self.add_prefix_space = bool(add_prefix_space)
         self.trim_offsets = bool(trim_offsets)
         self.use_regex = bool(use_regex)
+
+    @staticmethod
+    def alphabet() -> list[str]:
+        """The 256 characters that stand for the bytes (GPT-2's ``bytes_to_unicode``), in
+        byte order: every byte-level vocabulary contains them all.
+
+        >>> len(ByteLevel.alphabet()), ByteLevel.alphabet()[32]
+        (256, 'Ġ')
+        """
+        from .bytelevel import bytes_to_unicode
+
+        table = bytes_to_unicode()
+        return [table[b] for b in range(256)]
 
     def _split_pieces(self, pieces: list[Piece]) -> list[Piece]:
         from .bytelevel import bytes_to_unicode
@@ -1853,10 +1869,12 @@ def _gpt2_regex() -> _HFRegex:
     return compile_oniguruma(GPT2_ORIGINAL_PATTERN)
 
 
-class Sequence(PreTokenizer):
-    """Apply pre-tokenizers one after another, each to the pieces of the last."""
+class Sequence(ComponentSequence, PreTokenizer):
+    """Apply pre-tokenizers one after another, each to the pieces of the last
+    (``seq[i]`` is the i-th, as in HF)."""
 
     type_name = "Sequence"
+    _items = "pretokenizers"
 
     def __init__(self, pretokenizers: Iterable[PreTokenizer]) -> None:
         self.pretokenizers = tuple(pretokenizers)

@@ -168,7 +168,7 @@ class Tokenizer:
     >>> tok.encode("Hello World!")
     [1, 3, 4, 5, 6, 2]
     >>> tok.decode([1, 3, 4, 5, 6, 2], skip_special_tokens=True)
-    'hello world !'
+    'hello world!'
     """
 
     __slots__ = (
@@ -1338,13 +1338,30 @@ class Tokenizer:
         >>> e.tokens, e.offsets
         (['Hello', 'Ġworld'], [(0, 5), (5, 11)])
         """
+        return self._encode_full(text, pair, allowed_special=allowed_special, disallowed_special=disallowed_special,
+                                 add_special_tokens=add_special_tokens, is_pretokenized=is_pretokenized)
+
+    def _encode_full(
+        self,
+        text: str,
+        pair: str | None = None,
+        *,
+        allowed_special: SpecialPolicy = frozenset(),
+        disallowed_special: SpecialPolicy = "all",
+        add_special_tokens: bool = True,
+        is_pretokenized: bool = False,
+        specials_in_mask: bool = False,
+    ) -> Encoding:
+        """:meth:`encode_full`; with ``specials_in_mask`` the special tokens found in the
+        text are marked in ``special_tokens_mask`` too (HF marks only what the
+        post-processor adds; :meth:`encode_with_offsets` marks both)."""
         allowed, disallowed = self._resolve(allowed_special, disallowed_special)
         if is_pretokenized:
-            a = self._encode_words(_words(text, "text"), allowed, disallowed)
-            b = None if pair is None else self._encode_words(_words(pair, "pair"), allowed, disallowed)
+            a = self._encode_words(_words(text, "text"), allowed, disallowed, specials_in_mask)
+            b = None if pair is None else self._encode_words(_words(pair, "pair"), allowed, disallowed, specials_in_mask)
         else:
-            a = self._encode_full_one(text, allowed, disallowed)
-            b = None if pair is None else self._encode_full_one(pair, allowed, disallowed)
+            a = self._encode_full_one(text, allowed, disallowed, specials_in_mask)
+            b = None if pair is None else self._encode_full_one(pair, allowed, disallowed, specials_in_mask)
         if self._truncation is not None:
             n_added = self._post.added_tokens(b is not None) if self._post is not None and add_special_tokens else 0
             a, b = truncate_encodings(a, b, self._truncation, n_added)
@@ -1387,10 +1404,12 @@ class Tokenizer:
             pad_encodings(out, self._padding)
         return out
 
-    def _encode_words(self, words: list[str], allowed: frozenset[str], disallowed: frozenset[str]) -> Encoding:
+    def _encode_words(
+        self, words: list[str], allowed: frozenset[str], disallowed: frozenset[str], specials_in_mask: bool = False
+    ) -> Encoding:
         out = Encoding()
         for n, word in enumerate(words):
-            enc = self._encode_full_one(word, allowed, disallowed)
+            enc = self._encode_full_one(word, allowed, disallowed, specials_in_mask)
             enc.word_ids = [n] * len(enc.ids)
             out._extend(enc, 0, 0)
         return out
@@ -1418,7 +1437,7 @@ class Tokenizer:
             spans = self._byte_level_spans(text, **kwargs)
             if spans is not None:
                 return spans
-        return token_spans(self.encode_full(text, **kwargs), text, self._token_bytes_of)
+        return token_spans(self._encode_full(text, **kwargs, specials_in_mask=True), text, self._token_bytes_of)
 
     def _byte_level_spans(self, text: str, **kwargs: Any) -> list[TokenSpan] | None:
         """:meth:`encode_with_offsets` for byte-level BPE when the tokens' bytes spell the text's
@@ -1468,7 +1487,9 @@ class Tokenizer:
                 return None
         return None
 
-    def _encode_full_one(self, text: str, allowed: frozenset[str], disallowed: frozenset[str]) -> Encoding:
+    def _encode_full_one(
+        self, text: str, allowed: frozenset[str], disallowed: frozenset[str], specials_in_mask: bool = False
+    ) -> Encoding:
         _check_text(text)
         text = _fix_surrogates(text)
         if disallowed:
@@ -1478,8 +1499,10 @@ class Tokenizer:
         by_starts = getattr(self._normalizer, "offsets_by_starts", False)
         names: dict[int, str] = {}  # id -> token string, looked up once per distinct id
         for seg, tid, start, end in self._segments(text, allowed):
+            # A special token found in the text is not in special_tokens_mask (HF's rule: the
+            # mask marks what the post-processor added) unless specials_in_mask.
             if tid is not None:
-                enc._append(tid, seg, (start, end), 0, self._added_by_id[tid].special, 0)
+                enc._append(tid, seg, (start, end), 0, specials_in_mask and self._added_by_id[tid].special, 0)
                 continue
             nt = NormalizedText(seg)
             if self._normalizer is not None:
@@ -1492,7 +1515,7 @@ class Tokenizer:
                 if tid is not None:
                     os_, oe = nt.original_span(ps, pe)
                     enc._append(tid, self._added_by_id[tid].content, (start + os_, start + oe), 0,
-                                self._added_by_id[tid].special, 0)
+                                specials_in_mask and self._added_by_id[tid].special, 0)
                     continue
                 for piece in self._pre_tokenize_pieces(part, start == 0 and ps == 0):
                     toks = self._model.tokenize(piece.text)
@@ -1662,6 +1685,9 @@ class Tokenizer:
         added = self._added_by_id
         id_to_token = self._model.id_to_token
         append = tokens.append
+        # As HF, a model id whose token is a special token's text is skipped too (HF's
+        # Unigram trainer can list a special token twice in the vocabulary).
+        skip = frozenset(t.content for t in self._added if t.special) if skip_special_tokens else frozenset()
         for pos, i in enumerate(ids):
             if type(i) is not int and not _is_int(i):  # exact ints first: the common case, cheaply
                 i = cast(int, _as_int(i))  # checked by _is_int below
@@ -1675,7 +1701,8 @@ class Tokenizer:
             tok = id_to_token(i)
             if tok is None:
                 raise UnknownIdError(self._unknown_id_message(i, pos))
-            append(tok)
+            if tok not in skip:
+                append(tok)
         return tokens
 
     def _unknown_id_message(self, token_id: Any, pos: int | None) -> str:

@@ -17,6 +17,7 @@ import pytest
 import tokenforge
 from tokenforge import decoders as td
 from tokenforge import normalizers as tn
+from tokenforge import postprocessors as tpp
 from tokenforge import pretokenizers as tp
 from tokenforge.errors import FileFormatError, InvalidArgumentError
 
@@ -298,3 +299,33 @@ def test_new_components_write_back_as_hf_json(tmp_path):
     again = tokenizers.Tokenizer.from_file(str(tmp_path / "again.json"))
     for text in ["abAB日本語 x", "aaab", ""]:
         assert tok.encode(text) == hf.encode(text).ids == again.encode(text).ids
+
+
+def test_template_processing_reads_templates_and_special_tokens_as_hf():
+    """``$<n>`` is sequence A with type id n, ``$a``/``$b`` the sequences, the default pair
+    template is ``$A:0 $B:1``, and a special token may be ``(id, token)`` or a named group
+    of ids; the serialized form is HF's, and the ids are HF's."""
+    HPP = tokenizers.processors
+    cases = [
+        (dict(single="[CLS] $1 [SEP]"), [("[CLS]", 1), ("[SEP]", 2)]),
+        (dict(single="$a [SEP]:3", pair="$a $b:1 [SEP]:2"), [(2, "[SEP]")]),
+        (dict(single="$ [SEP]", pair="[SEP] $B:5 $0:2"), [("[SEP]", 2)]),
+        (dict(single=["Q", "$A"], pair=["Q", "$A", "C", "$B"]),
+         [{"id": "Q", "ids": [7, 8], "tokens": ["q", ":"]}, {"id": "C", "ids": [9], "tokens": ["c"]}]),
+        (dict(single="<s> $A </s>"), [("<s>", 0), ("</s>", 1)]),
+    ]  # fmt: skip
+    for kwargs, specials in cases:
+        ours = tpp.TemplateProcessing(**kwargs, special_tokens=specials)
+        theirs = HPP.TemplateProcessing(**kwargs, special_tokens=specials)
+        assert ours.to_dict() == json.loads(theirs.__getstate__()), kwargs
+        hf = tokenizers.Tokenizer(tokenizers.models.WordLevel({"x": 20, "y": 21, "[UNK]": 22}, unk_token="[UNK]"))
+        hf.pre_tokenizer = HP.WhitespaceSplit()
+        hf.post_processor = theirs
+        tok = tokenforge.Tokenizer.from_dict(json.loads(hf.to_str()))
+        for a, b in [("x y", None), ("x", "y x")]:
+            want = hf.encode(a, b)
+            got = tok.encode_full(a, b)
+            assert (got.ids, got.type_ids) == (want.ids, want.type_ids), (kwargs, a, b)
+    for bad in ["$A:x", "$A:1:2", "$c", "$-1"]:
+        with pytest.raises(FileFormatError, match="Cannot build Piece"):
+            tpp.TemplateProcessing(single=bad)

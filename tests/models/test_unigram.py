@@ -247,7 +247,7 @@ def test_to_dict_is_the_hf_shape_and_round_trips():
     "bad, field",
     [({"type": "Unigram"}, "vocab"), ({"type": "BPE", "vocab": []}, "type"),
      ({"type": "Unigram", "vocab": [["a", "x"]]}, "score"), ({"type": "Unigram", "vocab": [["a", 0.0]], "unk_id": 5}, "unk_id"),
-     ({"type": "Unigram", "vocab": [["a", 0.0], ["a", -1.0]]}, "twice")],
+     ({"type": "Unigram", "vocab": [["a", 0.0], ["a", -1.0]], "piece_types": [1, 1]}, "twice")],
 )
 def test_from_dict_names_the_bad_field(bad, field):
     with pytest.raises(FileFormatError, match=field):
@@ -522,3 +522,16 @@ def test_hf_albert_tokenizer_json_model_equals_hf(shared_data, text_lines):
         pieces = [p for p, _ in hf.pre_tokenizer.pre_tokenize_str(normalized)] if hf.pre_tokenizer else [normalized]
         for piece in pieces:
             assert ours.encode_piece(piece) == [t.id for t in hf.model.tokenize(piece)], piece
+
+
+def test_hf_unigram_with_a_piece_listed_twice_uses_the_later_id_as_hf():
+    """HF's UnigramTrainer lists a special token twice when the corpus holds it; HF loads
+    such a file and the later id is the piece (lookup and score)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    vocab = [["<unk>", 0.0], ["ab", -1.0], ["a", -2.0], ["b", -2.0], ["ab", -9.0], ["c", -3.0]]
+    hf = tokenizers.Tokenizer(tokenizers.models.Unigram([tuple(v) for v in vocab], 0))
+    m = Unigram.from_dict({"type": "Unigram", "unk_id": 0, "vocab": vocab})
+    assert m.token_to_id("ab") == hf.token_to_id("ab") == 4
+    assert m.id_to_token(1) == hf.id_to_token(1) == "ab"
+    for text in ["ab", "abab", "abc", "cab", "xab"]:
+        assert m.encode_piece(text) == [t.id for t in hf.model.tokenize(text)], text

@@ -138,16 +138,19 @@ class Unigram(Model):
         self._byte_fallback = bool(byte_fallback)
         self._backend = backend
         _native.core(backend)  # validate the name now
+        # A piece listed twice: sentencepiece refuses the model; HF tokenizers (no piece
+        # types) keeps both ids and the later one is the piece (its lookup and its score),
+        # as HF's own trainer can write when a special token also occurs in the corpus.
         vocab: dict[str, int] = {}
         for i, p in enumerate(plist):
-            if p in vocab:
+            if p in vocab and tlist is not None:
                 raise FileFormatError(f"piece {p!r} appears twice (ids {vocab[p]} and {i})")
             vocab[p] = i
         self._vocab = vocab
 
         # What may appear in a segmentation, and the score its node gets.
         if tlist is None:
-            in_lattice = list(range(len(plist)))
+            in_lattice = [i for i, p in enumerate(plist) if vocab[p] == i]
             min_score = min(scores)
         else:
             normal = [scores[i] for i, t in enumerate(tlist) if t == _NORMAL]
