@@ -33,6 +33,7 @@ ALLOWED = {
     ("ShardedIds.__getitem__", "IndexError"): "sequence protocol: an array index out of range, as numpy raises it",
     ("__getattr__", "AttributeError"): "module attribute protocol (PEP 562): a name the module does not have",
     ("Tokens.doc", "IndexError"): "sequence protocol: a document index out of range, like indexing doc_offsets",
+    ("_lock_fd", "BlockingIOError"): "internal (Windows' lock failure as fcntl's); its one caller turns it into a PrepareError",
 }
 
 

@@ -122,9 +122,9 @@ def test_train_and_encode_take_the_same_flag(tmp_path):
     r = run("train", bad, "--vocab-size", "270", "--out", tmp_path / "t.json", "-q")
     assert r.returncode == 1 and b"pass --input-errors replace or --input-errors ignore to train anyway" in r.stderr
     for handler in HANDLERS:
-        r = run("train", bad, "--vocab-size", "270", "--out", tmp_path / "t.json", "-q", "--input-errors", handler)
+        r = run("train", bad, "--vocab-size", "270", "--out", tmp_path / "t.json", "-q", "--input-errors", handler, "--overwrite")
         assert r.returncode == 0, r.stderr
-    r = run("train", bad, "--vocab-size", "270", "--out", tmp_path / "t.json", "-q", "--errors", "replace")
+    r = run("train", bad, "--vocab-size", "270", "--out", tmp_path / "t.json", "-q", "--errors", "replace", "--overwrite")
     assert r.returncode == 0, r.stderr  # the flag's former name still works
     assert b"--errors" not in run("train", "--help").stdout
     r = run("encode", "-f", bad, "-t", "gpt2", "--input-errors", "backslashreplace")
