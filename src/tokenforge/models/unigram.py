@@ -44,6 +44,7 @@ the reference the native path is tested against.
 from __future__ import annotations
 
 import math
+import time
 import random
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
@@ -549,14 +550,18 @@ class Unigram(Model):
         path.reverse()
         return path
 
-    def _nbest_paths(self, text: str, n: int) -> list[tuple[list[tuple[int, int]], float]]:
+    def _nbest_paths(
+        self, text: str, n: int, deadline: float | None = None
+    ) -> list[tuple[list[tuple[int, int]], float]]:
         """The n best paths, best first, by A* from the end, as sentencepiece's ``Lattice::NBest``.
 
         The heuristic is the exact best score from the start to each node
         (a Viterbi pass), so paths come out in score order. Float32
         arithmetic and a binary heap that pops equal priorities in the same
         order as libstdc++'s ``std::priority_queue`` reproduce sentencepiece's
-        order of tied paths too.
+        order of tied paths too. ``deadline`` (a :func:`time.monotonic` time): when
+        the search is still running then, the answer is the Viterbi path alone, as
+        sentencepiece answers when its n-best timeout (``SetNBestTimeout``) passes.
         """
         if not text or n < 1:
             return [([], 0.0)]
@@ -586,7 +591,11 @@ class Unigram(Model):
         heap: list = []
         _heap_push(heap, [best_at[size], 0.0, size, -2, None])
         results: list[tuple[list[tuple[int, int]], float]] = []
+        steps = 0
         while heap:
+            steps += 1
+            if deadline is not None and not steps & 0xFFF and time.monotonic() >= deadline:
+                return self._nbest_paths(text, 1)
             top = _heap_pop(heap)
             fx, gx, pos, k, nxt = top
             if k == -1:  # reached the start
