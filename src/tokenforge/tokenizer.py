@@ -69,6 +69,7 @@ from .errors import (
 from .models import Model, model_from_dict
 from .models.bpe import BPE, PieceBPE, _check_dropout
 from .models.unigram import Unigram
+from .models.wordlevel import PieceLookup
 from .normalizers import NormalizedText, Normalizer, normalizer_from_dict
 from .postprocessors import PostProcessor, post_processor_from_dict
 from .pretokenizers import WHITESPACE, Piece, PreTokenizer, RegexSplit, pre_tokenizer_from_dict
@@ -1501,7 +1502,7 @@ class Tokenizer:
         model = self._model
         if isinstance(model, PieceBPE) and not model.is_sentencepiece:
             return None
-        if not isinstance(model, (PieceBPE, Unigram)):
+        if not isinstance(model, (PieceBPE, Unigram, PieceLookup)):
             return None
         return getattr(model, "unk_id", None)
 

@@ -244,6 +244,7 @@ class Charsmap:
                 place(node[lab], base ^ lab)
 
         place(trie, 0)
+        units.extend([0] * (-len(units) % 256))  # darts-clone arrays are whole blocks of 256 units
         trie_bytes = array("I", units)
         if sys.byteorder == "big":
             trie_bytes.byteswap()
