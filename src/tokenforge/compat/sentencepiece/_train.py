@@ -182,9 +182,9 @@ def _required_chars(chars: Counter[str], coverage: float) -> list[tuple[str, int
     return out
 
 
-def _log_freq(items: list[tuple[str, int]]) -> list[tuple[str, float]]:
-    total = np.float32(sum(k for _, k in items))
-    logsum = np.log(total)
+def _log_freq(items: list[tuple[str, int]], total: int | None = None) -> list[tuple[str, float]]:
+    """``log(count) - log(total)`` in float32 arithmetic, as sentencepiece scores char and word pieces."""
+    logsum = np.log(np.float32(sum(k for _, k in items) if total is None else total))
     return [(s, float(np.log(np.float32(k)) - logsum)) for s, k in items]
 
 
@@ -270,7 +270,8 @@ def _train(flags: dict[str, Any], iterator: Iterable[Any] | None, pretokenizer: 
     trained = _learn(model_type, spec, corpus, room, use_all)
     names = {p for p, _ in meta.values()}
     trained = [t for t in trained if t[0] not in names]
-    if hard and not use_all and len(trained) < room:
+    # sentencepiece's char and word trainers keep what the input gives, whatever hard_vocab_limit says
+    if hard and not use_all and len(trained) < room and model_type in (ModelType.UNIGRAM, ModelType.BPE):
         raise TrainingError(
             f"vocabulary size too high: vocab_size={spec.vocab_size} but the input gives only "
             f"{len(trained) + len(meta)} pieces; lower vocab_size or pass hard_vocab_limit=False")
@@ -363,13 +364,11 @@ def _learn(model_type: ModelType, spec: TrainerSpec, corpus: _Corpus, room: int,
     if model_type == ModelType.CHAR:
         chars = _required_chars(corpus.chars, spec.character_coverage)
         chosen = chars if use_all else chars[:room]
-        return [(c, s, PieceType.NORMAL) for c, s in _log_freq(chosen)]
+        return [(c, s, PieceType.NORMAL) for c, s in _log_freq(chosen, sum(k for _, k in chars))]
     if model_type == ModelType.WORD:
         words = sorted(corpus.words.items(), key=lambda kv: (-kv[1], kv[0]))
         chosen = words if use_all else words[:room]
-        total = sum(k for _, k in words)
-        logsum = float(np.log(np.float32(total)))
-        return [(w, float(np.log(np.float32(k))) - logsum, PieceType.NORMAL) for w, k in chosen]
+        return [(w, s, PieceType.NORMAL) for w, s in _log_freq(chosen, sum(k for _, k in words))]
     settings = dict(character_coverage=spec.character_coverage, byte_fallback=spec.byte_fallback,
                     split_digits=spec.split_digits, max_piece_length=spec.max_sentencepiece_length,
                     split_by_unicode_script=spec.split_by_unicode_script)
