@@ -185,5 +185,5 @@ class PieceLookup(Model):
             raise FileFormatError("model 'PieceLookup' needs list fields 'pieces' and 'types'")
         return cls(pieces, types, d.get("unit", "word"))
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
         return (PieceLookup.from_dict, (self.to_dict(),))

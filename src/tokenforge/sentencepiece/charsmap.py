@@ -197,7 +197,7 @@ class Charsmap:
             return cls(b"")
         pool = bytearray()
         offsets: dict[str, int] = {}
-        trie: dict[str, Any] = {}
+        trie: dict[int, Any] = {}
         for src, dst in sorted(rules.items()):
             if not isinstance(src, str) or not isinstance(dst, str) or not src:
                 raise ArgumentTypeError(f"rules map non-empty str to str, got {src!r}: {dst!r}")
@@ -245,6 +245,15 @@ class Charsmap:
 
         place(trie, 0)
         units.extend([0] * (-len(units) % 256))  # darts-clone arrays are whole blocks of 256 units
+        # As darts-clone does, a free unit gets a label no lookup can meet: ``id ^ u`` for a
+        # ``u`` of its block that is no node's base (a lookup from base b at id reads label
+        # ``id ^ b``). A zero unit would answer label 0 and let a walk over all labels
+        # (sentencepiece's Decompile) loop for ever.
+        for begin in range(0, len(units), 256):
+            u = next(x for x in range(begin, begin + 256) if x not in bases)
+            for i in range(begin, begin + 256):
+                if i not in used:
+                    units[i] = (i ^ u) & 0xFF
         trie_bytes = array("I", units)
         if sys.byteorder == "big":
             trie_bytes.byteswap()

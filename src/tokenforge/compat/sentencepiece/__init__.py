@@ -40,6 +40,7 @@ import re
 from typing import Any
 
 from ...errors import ArgumentTypeError, InvalidArgumentError
+from ...sentencepiece.proto import ModelProto
 from ._normalizer import SentencePieceNormalizer
 from ._processor import RNG, SETTINGS, Processor, ThreadPool
 from ._train import SentencePieceTrainer
@@ -192,6 +193,12 @@ class SentencePieceProcessor:
     def tokenizer(self) -> Any:
         """The :class:`tokenforge.Tokenizer` behind this processor."""
         return self._processor.tokenizer
+
+    @property
+    def model_proto(self) -> ModelProto:
+        """The loaded model as tokenforge's parsed ``ModelProto``."""
+        self._processor.tokenizer
+        return self._processor._proto
 
     # ----------------------------------------------------------------- encoding
     def _opt(self, value: Any, name: str) -> Any:
@@ -479,7 +486,45 @@ class SentencePieceProcessor:
         """The ``.model`` file's bytes."""
         return self._processor.serialized_model_proto()
 
-    piece_size = vocab_size = GetPieceSize
+    piece_size = vocab_size = get_piece_size = GetPieceSize
+    # The snake_case spellings (``_add_snake_case`` below sets them all; these are for type checkers).
+    load = Load
+    load_from_file = LoadFromFile
+    load_from_serialized_proto = LoadFromSerializedProto
+    encode = tokenize = Tokenize = Encode
+    encode_as_pieces = EncodeAsPieces
+    encode_as_ids = EncodeAsIds
+    encode_as_proto = EncodeAsProto
+    encode_as_serialized_proto = EncodeAsSerializedProto
+    encode_as_offset_mapping = EncodeAsOffsetMapping
+    sample_encode_as_pieces = SampleEncodeAsPieces
+    sample_encode_as_ids = SampleEncodeAsIds
+    sample_encode_as_proto = SampleEncodeAsProto
+    sample_encode_as_serialized_proto = SampleEncodeAsSerializedProto
+    nbest_encode = NBestEncode
+    nbest_encode_as_pieces = NBestEncodeAsPieces
+    nbest_encode_as_ids = NBestEncodeAsIds
+    nbest_encode_as_proto = NBestEncodeAsProto
+    nbest_encode_as_serialized_proto = NBestEncodeAsSerializedProto
+    parallel_encode = ParallelEncode
+    parallel_encode_as_pieces = ParallelEncodeAsPieces
+    parallel_encode_as_ids = ParallelEncodeAsIds
+    parallel_encode_as_proto = ParallelEncodeAsProto
+    decode = detokenize = Detokenize = Decode
+    decode_pieces = DecodePieces
+    decode_ids = DecodeIds
+    decode_pieces_as_proto = DecodePiecesAsProto
+    decode_ids_as_proto = DecodeIdsAsProto
+    decode_pieces_as_serialized_proto = DecodePiecesAsSerializedProto
+    decode_ids_as_serialized_proto = DecodeIdsAsSerializedProto
+    normalize = Normalize
+    piece_to_id = PieceToId
+    id_to_piece = IdToPiece
+    get_score = GetScore
+    is_unknown = IsUnknown
+    is_control = IsControl
+    is_unused = IsUnused
+    is_byte = IsByte
 
     def __len__(self) -> int:
         return self.GetPieceSize()
@@ -511,8 +556,6 @@ def _add_snake_case(cls: type) -> None:
             setattr(cls, _snake(name), value)
 
 
-SentencePieceProcessor.Tokenize = SentencePieceProcessor.Encode  # type: ignore[attr-defined]
-SentencePieceProcessor.Detokenize = SentencePieceProcessor.Decode  # type: ignore[attr-defined]
 _add_snake_case(SentencePieceProcessor)
 _add_snake_case(SentencePieceTrainer)
 _add_snake_case(SentencePieceNormalizer)

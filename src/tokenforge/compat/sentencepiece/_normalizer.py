@@ -156,6 +156,8 @@ class SentencePieceNormalizer:
 
         return [one(x) for x in input] if isinstance(input, list) else one(input)
 
+    normalize = Normalize
+
     def Decompile(self) -> list[tuple[str, str]]:
         """The rules as ``(source, target)`` pairs (sentencepiece's ``Decompile``)."""
         return Charsmap(self._spec.precompiled_charsmap).rules()

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._io import read_bytes
 from ...decoders import byte_fallback_value
-from ...errors import ArgumentTypeError, InvalidArgumentError
+from ...errors import ArgumentTypeError, InvalidArgumentError, UnknownIdError
 from ...normalizers import NormalizedText
 from ...sentencepiece.constants import PieceType
 from ...sentencepiece.proto import ModelProto, ModelType, decode_model
@@ -49,7 +49,7 @@ _RNG_LOCK = threading.Lock()
 Seg = tuple[int, str, int, int, bool]
 
 
-class OutOfRangeError(InvalidArgumentError, IndexError):
+class OutOfRangeError(UnknownIdError, IndexError):
     """A piece id outside ``0..piece_size() - 1`` (sentencepiece raises ``IndexError``)."""
 
 
@@ -132,7 +132,7 @@ class Processor:
         self._pieces = [p.piece for p in proto.pieces]
         self._types = [p.type for p in proto.pieces]
         self._scores = [p.score for p in proto.pieces]
-        self._ids = {p: i for i, p in reversed(list(enumerate(self._pieces)))}
+        self._ids: dict[str, int] = {p: i for i, p in reversed(list(enumerate(self._pieces)))}
         ts = proto.trainer_spec
         self._unk = self._typed_id(ts.unk_piece, PieceType.UNKNOWN)
         self._bos = self._typed_id(ts.bos_piece, PieceType.CONTROL)
@@ -152,7 +152,7 @@ class Processor:
     @property
     def tokenizer(self) -> Tokenizer:
         if self._tok is None:
-            raise InvalidArgumentError("no model is loaded: call Load(model_file=...) first")
+            raise InvalidArgumentError("no model is loaded: call load(model_file=...) first")
         return self._tok
 
     # ---------------------------------------------------------------- lookups
@@ -620,6 +620,8 @@ def normalize_with_offsets(normalize: Callable[[str], NormalizedText], text: Any
     starts = [nt.original_span(i, i)[0] for i in range(len(norm) + 1)]
     if not isinstance(text, bytes):
         return norm, starts
+    if not norm:  # sentencepiece gives no offsets at all for bytes that normalize to nothing
+        return b"", []
     orig = _utf8_starts(s)
     out: list[int] = []
     for i, c in enumerate(norm):

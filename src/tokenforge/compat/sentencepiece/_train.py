@@ -41,7 +41,7 @@ import numpy as np
 from ..._io import atomic_write
 from ...errors import InvalidArgumentError, TrainingError
 from ...sentencepiece.charsmap import NAMED_CHARSMAPS, Charsmap
-from ...sentencepiece.constants import SPACE, PieceType
+from ...sentencepiece.constants import SPACE, PieceType, byte_piece
 from ...sentencepiece.normalizer import SentencePieceNormalizer as _Engine
 from ...sentencepiece.proto import ModelProto, ModelType, NormalizerSpec, SentencePiece, TrainerSpec, encode_model
 
@@ -184,8 +184,8 @@ def _required_chars(chars: Counter[str], coverage: float) -> list[tuple[str, int
 
 def _log_freq(items: list[tuple[str, int]], total: int | None = None) -> list[tuple[str, float]]:
     """``log(count) - log(total)`` in float32 arithmetic, as sentencepiece scores char and word pieces."""
-    logsum = np.log(np.float32(sum(k for _, k in items) if total is None else total))
-    return [(s, float(np.log(np.float32(k)) - logsum)) for s, k in items]
+    logsum = np.float32(math.log(np.float32(sum(k for _, k in items) if total is None else total)))
+    return [(s, float(np.float32(math.log(np.float32(k))) - logsum)) for s, k in items]
 
 
 class SentencePieceTrainer:
@@ -223,6 +223,9 @@ class SentencePieceTrainer:
                 f.write(f"{p.piece}\t{_score_text(p.score)}\n")
 
 
+    train = Train
+
+
 def _score_text(score: float) -> str:
     """A score as sentencepiece writes it in ``.vocab`` files (C++ ``operator<<`` of a float)."""
     if score == int(score):
@@ -256,7 +259,7 @@ def _train(flags: dict[str, Any], iterator: Iterable[Any] | None, pretokenizer: 
     ns = _normalizer_spec(v, normalizer)
     if spec.unk_id < 0:
         raise InvalidArgumentError("unk_id must be >= 0: sentencepiece models always have an unknown piece")
-    meta = _meta_pieces(spec)
+    meta = _meta_pieces(spec, ModelType(spec.model_type), ns.escape_whitespaces)
     engine = _Engine(Charsmap(ns.precompiled_charsmap), add_dummy_prefix=ns.add_dummy_prefix,
                      remove_extra_whitespaces=ns.remove_extra_whitespaces, escape_whitespaces=True,
                      user_defined_symbols=[p for p, t in meta.values() if t == PieceType.USER_DEFINED])
@@ -322,7 +325,7 @@ def _normalizer_spec(v: dict[str, Any], normalizer: Any) -> NormalizerSpec:
     return ns
 
 
-def _meta_pieces(spec: TrainerSpec) -> dict[int, tuple[str, PieceType]]:
+def _meta_pieces(spec: TrainerSpec, model_type: ModelType, escape: bool) -> dict[int, tuple[str, PieceType]]:
     """``{id: (piece, type)}`` of the meta pieces, as sentencepiece's ``InitMetaPieces`` lays them out."""
     meta: dict[int, tuple[str, PieceType]] = {}
     for what, i, piece, kind in (("unk", spec.unk_id, spec.unk_piece, PieceType.UNKNOWN),
@@ -339,8 +342,14 @@ def _meta_pieces(spec: TrainerSpec) -> dict[int, tuple[str, PieceType]]:
             raise InvalidArgumentError(f"{what}_piece {piece!r} is given twice")
         meta[i] = (piece, kind)
     by_piece = {p: i for i, (p, _) in meta.items()}
-    for symbols, kind in ((spec.control_symbols, PieceType.CONTROL), (spec.user_defined_symbols,
-                                                                      PieceType.USER_DEFINED)):
+    user_defined: list[str] = []
+    for s in spec.user_defined_symbols:
+        user_defined.append(s)
+        if model_type == ModelType.WORD and escape and not s.startswith(SPACE):
+            user_defined.append(SPACE + s)  # a word model's pieces start with ▁, so "▁foo" as well
+    byte_pieces = [byte_piece(b) for b in range(256)] if spec.byte_fallback else []
+    for symbols, kind in ((spec.control_symbols, PieceType.CONTROL), (user_defined, PieceType.USER_DEFINED),
+                          (byte_pieces, PieceType.BYTE)):
         for s in symbols:
             if not s:
                 raise InvalidArgumentError("control and user-defined symbols must be non-empty")
@@ -369,14 +378,15 @@ def _learn(model_type: ModelType, spec: TrainerSpec, corpus: _Corpus, room: int,
         words = sorted(corpus.words.items(), key=lambda kv: (-kv[1], kv[0]))
         chosen = words if use_all else words[:room]
         return [(w, s, PieceType.NORMAL) for w, s in _log_freq(chosen, sum(k for _, k in words))]
-    settings = dict(character_coverage=spec.character_coverage, byte_fallback=spec.byte_fallback,
+    settings: dict[str, Any] = dict(character_coverage=spec.character_coverage, byte_fallback=spec.byte_fallback,
                     split_digits=spec.split_digits, max_piece_length=spec.max_sentencepiece_length,
                     split_by_unicode_script=spec.split_by_unicode_script)
     model: Any
+    size = room + 1 + (256 if spec.byte_fallback else 0)  # the trainers count <unk> and the byte pieces
     if model_type == ModelType.UNIGRAM:
         from ...trainers.unigram import UnigramTrainer
 
-        trainer: Any = UnigramTrainer(vocab_size=room + 1, special_tokens=(), unk_token=spec.unk_piece,
+        trainer: Any = UnigramTrainer(vocab_size=size, special_tokens=(), unk_token=spec.unk_piece,
                                       shrinking_factor=spec.shrinking_factor,
                                       num_sub_iterations=max(1, spec.num_sub_iterations),
                                       seed_sentencepiece_size=spec.seed_sentencepiece_size, show_progress=False,
@@ -386,12 +396,13 @@ def _learn(model_type: ModelType, spec: TrainerSpec, corpus: _Corpus, room: int,
     else:
         from ...trainers.spm_bpe import SentencePieceBPETrainer
 
-        trainer = SentencePieceBPETrainer(vocab_size=room + 1, special_tokens=(), unk_token=spec.unk_piece,
+        trainer = SentencePieceBPETrainer(vocab_size=size, special_tokens=(), unk_token=spec.unk_piece,
                                           split_by_number=spec.split_by_number, show_progress=False, **settings)
         model = trainer.train_from_counts(corpus.words)
         rows = [(model.id_to_token(i), s, t) for i, (s, t) in enumerate(zip(model.scores, model.types))]
     return [(p, float(s), PieceType(t)) for p, s, t in rows
-            if t not in (PieceType.UNKNOWN, PieceType.CONTROL, PieceType.USER_DEFINED) and not math.isnan(s)]
+            if t not in (PieceType.UNKNOWN, PieceType.CONTROL, PieceType.USER_DEFINED, PieceType.BYTE)
+            and not math.isnan(s)]
 
 
 __all__ = ["SentencePieceTrainer", "os"]
