@@ -34,10 +34,6 @@ sys.modules[__name__] = _tf
 KNOWN_GAPS = {
     # sentencepiece 0.2.3's FlatBuffers export for its lite runtime: a format tokenforge does not write.
     "test_convert_to_flatbuffer": "ConvertToFlatbuffer (.spm.fb files) is not implemented",
-    # The 10-best list of a 60,000-character text runs in tokenforge's pure-Python A* search
-    # (sentencepiece's is C++): it passes sentencepiece's default 30 s limit, so the answer
-    # is the best segmentation alone.
-    "test_nbest_timeout": "n-best search on a 60,000-character text takes longer than 30 s",
 }
 
 
