@@ -65,6 +65,16 @@ def test_nbest_equals_sentencepiece_including_scores():
             t, nbest_size=3, add_bos=True, reverse=True)
 
 
+def test_nbest_search_limits_equal_sentencepiece(tmp_path):
+    ours.SentencePieceTrainer.train(input=str(BOTCHAN), model_prefix=str(tmp_path / "m"), vocab_size=1000)
+    mine = ours.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    ref = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    ours.set_nbest_timeout(0)
+    for t in ["the" * 20000, "ab" * 3000 + " the cat", "hello world " * 300]:
+        assert mine.nbest_encode(t, nbest_size=10) == ref.nbest_encode(t, nbest_size=10)
+    ours.set_nbest_timeout(30000)
+
+
 def test_byte_fallback_pieces_decode_like_sentencepiece(shared_data):
     path = str(shared_data / "vocab" / "sentencepiece" / "mistral_v1_tokenizer.model")
     mine, ref = ours.SentencePieceProcessor(model_file=path), spm.SentencePieceProcessor(model_file=path)
