@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..._io import atomic_write
-from ...errors import InvalidArgumentError, TrainingError
+from ...errors import InvalidArgumentError, TokenforgeError, TrainingError
 from ...sentencepiece.charsmap import NAMED_CHARSMAPS, Charsmap
 from ...sentencepiece.constants import SPACE, PieceType, byte_piece
 from ...sentencepiece.normalizer import SentencePieceNormalizer as _Engine
@@ -72,6 +72,10 @@ def _parse_flag_string(arg: str) -> dict[str, str]:
         name, sep, value = token.lstrip("-").partition("=")
         flags[name] = value if sep else "true"
     return flags
+
+
+class PretokenizerError(TokenforgeError, RuntimeError):
+    """The ``pretokenizer`` callable given to ``train`` raised (sentencepiece raises ``RuntimeError``)."""
 
 
 def _list(value: Any) -> list[str]:
@@ -148,7 +152,7 @@ def _prepare(sentences: Iterable[str], engine: _Engine, meta: list[str], max_byt
                 try:
                     got = [str(c) for c in pretokenizer(part)]
                 except Exception as exc:
-                    raise RuntimeError(f"pretokenizer failed on sentence {n}: {exc}") from exc
+                    raise PretokenizerError(f"pretokenizer failed on sentence {n}: {exc}") from exc
                 if not allow_inconsistent and "".join(got) != part:
                     raise TrainingError(
                         f"pretokenizer output of sentence {n} does not join back to its text: "
