@@ -18,7 +18,7 @@ if os.environ.get("CI"):
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 # Other projects' test files, run against tokenforge by their own runner (tests/compat/).
-collect_ignore = ["fixtures/tiktoken_tests"]
+collect_ignore = ["fixtures/tiktoken_tests", "fixtures/sentencepiece_suite"]
 
 
 @pytest.fixture(scope="session")

@@ -69,6 +69,7 @@ from .errors import (
 from .models import Model, model_from_dict
 from .models.bpe import BPE, PieceBPE, _check_dropout
 from .models.unigram import Unigram
+from .models.wordlevel import PieceLookup
 from .normalizers import NormalizedText, Normalizer, normalizer_from_dict
 from .postprocessors import PostProcessor, post_processor_from_dict
 from .pretokenizers import WHITESPACE, Piece, PreTokenizer, RegexSplit, pre_tokenizer_from_dict
@@ -1527,14 +1528,14 @@ class Tokenizer:
                             oe = os_ if ends_inside else nt.original_span(ps + ne, ps + ne)[0]
                         else:
                             os_, oe = nt.original_span(ps + ns, ps + ne)
-                        # An unknown piece shows the text it stands for: the original text in
-                        # sentencepiece (its "surface"), the normalized text in HF's Unigram.
+                        # An unknown piece shows the normalized text it stands for, as in
+                        # sentencepiece (its piece; the original text is its surface) and HF's Unigram.
                         if tid2 != unk_as_text:
                             token = names.get(tid2)
                             if token is None:
                                 token = names[tid2] = self.id_to_token(tid2)
                         else:
-                            token = seg[os_:oe] if by_starts else piece.text[i:j]
+                            token = piece.text[i:j]
                         enc._append(tid2, token, (start + os_, start + oe), 0, False, 0)
         return enc
 
@@ -1544,7 +1545,7 @@ class Tokenizer:
         model = self._model
         if isinstance(model, PieceBPE) and not model.is_sentencepiece:
             return None
-        if not isinstance(model, (PieceBPE, Unigram)):
+        if not isinstance(model, (PieceBPE, Unigram, PieceLookup)):
             return None
         return getattr(model, "unk_id", None)
 

@@ -17,6 +17,7 @@ from tokenforge import decoders, normalizers, postprocessors, pretokenizers
 from tokenforge._component import Component, Registry
 from tokenforge.errors import FileFormatError
 from tokenforge.models import MODELS, BPE, Model, PieceBPE, Unigram, WordLevel, WordPiece, model_from_dict
+from tokenforge.models.wordlevel import PieceLookup
 from tokenforge.tokenizer import Tokenizer
 
 #: One example per registered tag (every tag must have one).
@@ -61,6 +62,7 @@ EXAMPLES = {
         "WordPiece": lambda: WordPiece({"[UNK]": 0, "a": 1, "##b": 2}),
         "Unigram": lambda: Unigram([("<unk>", 0.0), ("a", math.log(0.5)), ("b", math.log(0.25))]),
         "WordLevel": lambda: WordLevel({"[UNK]": 0, "a": 1}),
+        "PieceLookup": lambda: PieceLookup(["<unk>", "\u2581a", "b"], [2, 1, 4], unit="char"),
     },
     "post_processor": {
         "TemplateProcessing": lambda: postprocessors.TemplateProcessing(

@@ -4,8 +4,9 @@ sentencepiece reports byte offsets into the original text: a token spans from wh
 its first character starts to where the next one starts. So the dummy-prefix ``▁``
 is empty, a ``▁`` standing for a collapsed whitespace run covers the run, and of
 several pieces made from one character (``ﬃ`` → ``f``, ``f``, ``i``; byte pieces)
-only the last one covers it. An unknown piece shows its original text (its
-"surface") in sentencepiece, its normalized text in HF's Unigram.
+only the last one covers it. An unknown piece shows its normalized text, in
+sentencepiece (its piece; the original text is only its "surface") and in HF's
+Unigram alike.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def _char(text: str, byte: int) -> int:
 
 def _reference(sp, text):
     return [
-        (p.surface if sp.is_unknown(p.id) else p.piece, _char(text, p.begin), _char(text, p.end))
+        (p.piece, _char(text, p.begin), _char(text, p.end))
         for p in sp.encode_as_proto(text).pieces
     ]
 

@@ -44,6 +44,7 @@ the reference the native path is tested against.
 from __future__ import annotations
 
 import math
+import time
 import random
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
@@ -552,14 +553,18 @@ class Unigram(Model):
         path.reverse()
         return path
 
-    def _nbest_paths(self, text: str, n: int) -> list[tuple[list[tuple[int, int]], float]]:
+    def _nbest_paths(
+        self, text: str, n: int, deadline: float | None = None
+    ) -> list[tuple[list[tuple[int, int]], float]]:
         """The n best paths, best first, by A* from the end, as sentencepiece's ``Lattice::NBest``.
 
         The heuristic is the exact best score from the start to each node
         (a Viterbi pass), so paths come out in score order. Float32
         arithmetic and a binary heap that pops equal priorities in the same
         order as libstdc++'s ``std::priority_queue`` reproduce sentencepiece's
-        order of tied paths too.
+        order of tied paths too. ``deadline`` (a :func:`time.monotonic` time): when
+        the search is still running then, the answer is the Viterbi path alone, as
+        sentencepiece answers when its n-best timeout (``SetNBestTimeout``) passes.
         """
         if not text or n < 1:
             return [([], 0.0)]
@@ -589,7 +594,15 @@ class Unigram(Model):
         heap: list = []
         _heap_push(heap, [best_at[size], 0.0, size, -2, None])
         results: list[tuple[list[tuple[int, int]], float]] = []
+        steps = 0
+        total = allocated = 1
+        shrinks = 0
+        min_agenda = min(512, n * 10)
+        max_allocated = 100_000
         while heap:
+            steps += 1
+            if deadline is not None and not steps & 0xFFF and time.monotonic() >= deadline:
+                return self._nbest_paths(text, 1)
             top = _heap_pop(heap)
             fx, gx, pos, k, nxt = top
             if k == -1:  # reached the start
@@ -609,9 +622,24 @@ class Unigram(Model):
                 else:
                     s, _, _, sc = nodes[j]
                     _heap_push(heap, [f32(backtrace[j] + gx), f32(sc + gx), s, j, top])
-            if len(heap) >= 10_000:  # sentencepiece's agenda shrinking on pathological inputs
-                keep = min(512, n * 10)
-                heap[:] = _shrunk(heap, keep)
+            # sentencepiece 0.2.3's limits on pathological inputs (long, repetitive text): past
+            # 500,000 hypotheses, or a 10th shrinking of the agenda, the answer is the Viterbi
+            # path; the agenda shrinks to its best min(512, 10 n) at 10,000 entries, or when
+            # 100,000 hypotheses were made since the last shrinking.
+            made = len(ending[pos])
+            total += made
+            allocated += made
+            if total >= _NBEST_MAX_HYPOTHESES:
+                return self._nbest_paths(text, 1)
+            if len(heap) >= 10_000 or (len(heap) > min_agenda and allocated >= max_allocated):
+                if deadline is not None and time.monotonic() >= deadline:
+                    return self._nbest_paths(text, 1)
+                if shrinks >= 10:
+                    return self._nbest_paths(text, 1)
+                shrinks += 1
+                heap[:] = _shrunk(heap, min_agenda)
+                allocated = _chain_size(heap)
+                max_allocated = allocated + 100_000
         return results
 
     def nbest(self, piece: str, n: int) -> list[tuple[list[int], float]]:
@@ -751,6 +779,20 @@ def _heap_pop(h: list) -> list:
         hole = child - 1
     _sift_up(h, hole, 0, last)
     return first
+
+
+#: sentencepiece's ``kMaxAllocatorSize``: the n-best search gives up past this many hypotheses.
+_NBEST_MAX_HYPOTHESES = 500_000
+
+
+def _chain_size(h: list) -> int:
+    """Hypotheses the agenda ``h`` keeps alive: its own and those on their ``next`` chains."""
+    seen: set[int] = set()
+    for item in h:
+        while item is not None and id(item) not in seen:
+            seen.add(id(item))
+            item = item[4]
+    return len(seen)
 
 
 def _shrunk(h: list, keep: int) -> list:

@@ -22,9 +22,10 @@ import sys
 from array import array
 from functools import cache
 from importlib import resources
+from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ArgumentTypeError, FileFormatError, UnknownEncodingError
+from ..errors import ArgumentTypeError, FileFormatError, InvalidArgumentError, UnknownEncodingError
 
 __all__ = ["NAMED_CHARSMAPS", "Charsmap", "decode_charsmap_field"]
 
@@ -180,6 +181,107 @@ class Charsmap:
             if node < 0:
                 return -1, -1
         return node, value
+
+    @classmethod
+    def from_rules(cls, rules: Mapping[str, str]) -> Charsmap:
+        """Compile ``{source: replacement}`` into a blob, as sentencepiece's ``Builder`` does for
+        ``--normalization_rule_tsv`` and ``SentencePieceNormalizer(norm_map=...)``: a darts-clone
+        double-array trie over the UTF-8 sources, its values offsets into a pool of
+        NUL-terminated replacements. At each position the longest source wins.
+
+        >>> cm = Charsmap.from_rules({"foo": "bar", "apple": "orange"})
+        >>> cm.replacement(cm.longest_prefix(b"foo!")[1]), cm.rules()
+        ('bar', [('apple', 'orange'), ('foo', 'bar')])
+        """
+        if not rules:
+            return cls(b"")
+        pool = bytearray()
+        offsets: dict[str, int] = {}
+        trie: dict[int, Any] = {}
+        for src, dst in sorted(rules.items()):
+            if not isinstance(src, str) or not isinstance(dst, str) or not src:
+                raise ArgumentTypeError(f"rules map non-empty str to str, got {src!r}: {dst!r}")
+            if dst not in offsets:
+                offsets[dst] = len(pool)
+                pool += dst.encode("utf-8") + b"\x00"
+            node = trie
+            for byte in src.encode("utf-8"):
+                node = node.setdefault(byte, {})
+            node[-1] = offsets[dst]
+        units = [0]
+        used = {0}
+        bases: set[int] = set()
+        start = 1
+
+        def place(node: dict[int, Any], pos: int) -> None:
+            nonlocal start
+            labels = sorted(k for k in node if k >= 0)
+            slots = labels + ([0] if -1 in node else [])
+            while start in used:
+                start += 1
+            base = start
+            while base in bases or any((base ^ lab) in used for lab in slots):
+                base += 1
+            offset = pos ^ base
+            if offset < 1 << 21:
+                code = offset << 10
+            elif not offset & 0xFF and offset < 1 << 29:
+                code = (offset >> 8) << 10 | 0x200
+            else:
+                raise InvalidArgumentError(f"normalization rules too large for a charsmap ({len(rules)} rules)")
+            bases.add(base)
+            top = max(base ^ lab for lab in slots)
+            if top >= len(units):
+                units.extend([0] * (top + 1 - len(units)))
+            for lab in slots:
+                used.add(base ^ lab)
+            units[pos] |= code | (0x100 if -1 in node else 0)
+            if -1 in node:
+                units[base] = node[-1] | 0x80000000
+            for lab in labels:
+                units[base ^ lab] = lab
+            for lab in labels:
+                place(node[lab], base ^ lab)
+
+        place(trie, 0)
+        units.extend([0] * (-len(units) % 256))  # darts-clone arrays are whole blocks of 256 units
+        # As darts-clone does, a free unit gets a label no lookup can meet: ``id ^ u`` for a
+        # ``u`` of its block that is no node's base (a lookup from base b at id reads label
+        # ``id ^ b``). A zero unit would answer label 0 and let a walk over all labels
+        # (sentencepiece's Decompile) loop for ever.
+        for begin in range(0, len(units), 256):
+            u = next(x for x in range(begin, begin + 256) if x not in bases)
+            for i in range(begin, begin + 256):
+                if i not in used:
+                    units[i] = (i ^ u) & 0xFF
+        trie_bytes = array("I", units)
+        if sys.byteorder == "big":
+            trie_bytes.byteswap()
+        raw = trie_bytes.tobytes()
+        return cls(len(raw).to_bytes(4, "little") + raw + bytes(pool))
+
+    def rules(self) -> list[tuple[str, str]]:
+        """Every ``(source, replacement)`` rule, in UTF-8 order of the sources (sentencepiece's
+        ``Decompile``)."""
+        out: list[tuple[str, str]] = []
+        if not self._units:
+            return out
+        units = self._units
+
+        def walk(base: int, key: bytes) -> None:
+            for lab in range(1, 256):
+                pos = base ^ lab
+                if pos >= len(units) or (units[pos] & 0x800000FF) != lab:
+                    continue
+                u = units[pos]
+                child = pos ^ ((u >> 10) << ((u & 0x200) >> 6))
+                if (u >> 8) & 1:
+                    src = (key + bytes([lab])).decode("utf-8", "replace")
+                    out.append((src, self.replacement(units[child] & 0x7FFFFFFF)))
+                walk(child, key + bytes([lab]))
+
+        walk(self._root(), b"")
+        return out
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Charsmap) and other.blob == self.blob

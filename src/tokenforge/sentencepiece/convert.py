@@ -21,6 +21,7 @@ from .._plans import SP_WORD_SPLIT, sentencepiece_split_is_exact
 from ..errors import FileFormatError
 from ..models.bpe import PieceBPE
 from ..models.unigram import Unigram
+from ..models.wordlevel import PieceLookup
 from ..tokenizer import AddedToken, Tokenizer
 from .constants import SPACE, PieceType
 from .export import proto_from_tokenizer
@@ -88,9 +89,12 @@ def tokenizer_from_proto(
         model = Unigram(list(zip(pieces, scores)), unk_id=unk_id, byte_fallback=ts.byte_fallback, types=types)
     elif ts.model_type == ModelType.BPE:
         model = PieceBPE.from_sentencepiece(pieces, scores, types, byte_fallback=ts.byte_fallback)
+    elif ts.model_type in (ModelType.WORD, ModelType.CHAR):
+        model = PieceLookup(pieces, types, "word" if ts.model_type == ModelType.WORD else "char")
     else:
         raise FileFormatError(
-            f"SentencePiece model_type {_model_type_name(ts.model_type)} is not supported (only UNIGRAM and BPE)",
+            f"SentencePiece model_type {_model_type_name(ts.model_type)} is not supported (only UNIGRAM, BPE, WORD "
+            "and CHAR)",
             path=path,
         )
     controls = [AddedToken(p, i, special=True) for i, (p, t) in enumerate(zip(pieces, types)) if t == PieceType.CONTROL]
