@@ -32,8 +32,6 @@ sys.modules[__name__] = _tf
 
 #: Tests of the file the drop-in does not pass yet, and why.
 KNOWN_GAPS = {
-    # sentencepiece 0.2.3's FlatBuffers export for its lite runtime: a format tokenforge does not write.
-    "test_convert_to_flatbuffer": "ConvertToFlatbuffer (.spm.fb files) is not implemented",
     # It trains a Unigram model on botchan.txt, then wants 10 segmentations of "the" * 20000.
     # On the model tokenforge's trainer learns (a few percent of its pieces differ from
     # sentencepiece's) that search passes sentencepiece's 500,000-hypothesis limit, and

@@ -24,6 +24,9 @@ Code written for ``import sentencepiece as spm`` (version 0.2.x) keeps working:
   and ``.vocab``, or hands the model to ``model_writer``.
 * :class:`SentencePieceNormalizer` runs a model's normalizer (or a named rule)
   alone, with offsets.
+* ``convert_to_flatbuffer`` (``ConvertToFlatbuffer``) writes a model as the
+  FlatBuffers ``.spm.fb`` of sentencepiece's lite runtime, the same bytes as
+  sentencepiece.
 * ``sentencepiece_pb2`` / ``sentencepiece_model_pb2``: the protobuf classes,
   when ``protobuf`` is installed (as in sentencepiece).
 
@@ -41,6 +44,7 @@ from typing import Any
 
 from ...errors import ArgumentTypeError, InvalidArgumentError
 from ...sentencepiece.proto import ModelProto
+from ._flatbuffer import ConvertToFlatbuffer, convert_to_flatbuffer
 from ._normalizer import SentencePieceNormalizer
 from ._processor import RNG, SETTINGS, Processor, ThreadPool
 from ._train import SentencePieceTrainer
@@ -50,7 +54,8 @@ __version__ = "0.2.3"
 
 __all__ = [
     "SentencePieceNormalizer", "SentencePieceProcessor", "SentencePieceTrainer", "ThreadPool",
-    "SetDataDir", "SetMinLogLevel", "SetNBestTimeout", "SetRandomGeneratorSeed",
+    "ConvertToFlatbuffer", "SetDataDir", "SetMinLogLevel", "SetNBestTimeout", "SetRandomGeneratorSeed",
+    "convert_to_flatbuffer",
     "set_data_dir", "set_min_log_level", "set_nbest_timeout", "set_random_generator_seed",
 ]
 
