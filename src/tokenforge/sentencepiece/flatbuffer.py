@@ -32,12 +32,12 @@ import math
 import struct
 from typing import Any
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, TokenforgeError
 from .constants import PieceType
 from .darts import build_double_array, unit_label, unit_offset, units_to_bytes
 from .proto import ModelProto, ModelType
 
-__all__ = ["FlatbufferError", "to_flatbuffer", "read_flatbuffer"]
+__all__ = ["FlatbufferError", "FlatbufferInternalError", "to_flatbuffer", "read_flatbuffer"]
 
 _MAX_PIECES = 16_000_000
 _MAX_PIECE_BYTES = 4096
@@ -47,6 +47,25 @@ _INVISIBLE = frozenset({int(PieceType.UNKNOWN), int(PieceType.CONTROL), int(Piec
 
 class FlatbufferError(InvalidArgumentError):
     """A model that sentencepiece's FlatBuffers export refuses (it raises ``ValueError``)."""
+
+
+class FlatbufferInternalError(TokenforgeError, RuntimeError):
+    """A BPE model whose lite runtime cannot start, so its direct mappings cannot be found
+    (sentencepiece raises ``RuntimeError``)."""
+
+
+def _charsmap_problem(blob: bytes) -> str:
+    """Why the lite runtime's normalizer refuses a ``precompiled_charsmap`` ('' if it does not)."""
+    if len(blob) <= 4:
+        return f"has {len(blob)} bytes, too short for its 4-byte trie size"
+    trie = int.from_bytes(blob[:4], "little")
+    if trie >= len(blob) - 4:
+        return f"announces a {trie}-byte trie in {len(blob) - 4} bytes, leaving no replacement strings"
+    if blob[-1] != 0:
+        return "does not end its replacement strings with a NUL byte"
+    if trie < 1024 or trie % 1024:
+        return f"has a {trie}-byte trie; darts-clone tries are whole blocks of 1024 bytes"
+    return ""
 
 
 # --------------------------------------------------------------------------- builder
@@ -320,8 +339,18 @@ def to_flatbuffer(proto: ModelProto, skip_char_bigrams: bool = False, treat_null
             scores.append(score)
         types.append(ptype)
 
+    # What sentencepiece's lite runtime refuses when it loads the result (sentencepiece checks
+    # by loading it: for BPE first without the normalizer, to find the direct mappings).
     if not -1 <= unk_id < n:
-        raise FlatbufferError(f"Model verification failed: unk_id {unk_id} is not a piece id (vocabulary of {n}).")
+        problem = f"unk_id {unk_id} is not a piece id (vocabulary of {n}); set trainer_spec.unk_id to the <unk> piece"
+        if is_bpe:
+            raise FlatbufferInternalError(f"Failed to initialize preliminary processor for BPE direct mapping: {problem}.")
+        raise FlatbufferError(f"Model verification failed: Converted FlatBuffers model is invalid: {problem}.")
+    if proto.has("normalizer_spec") and proto.normalizer_spec.precompiled_charsmap:
+        problem = _charsmap_problem(bytes(proto.normalizer_spec.precompiled_charsmap))
+        if problem:
+            raise FlatbufferError(f"Model verification failed: Converted FlatBuffers model is invalid: "
+                                  f"normalizer_spec.precompiled_charsmap {problem}.")
 
     def trie(pairs: list[tuple[bytes, int]]) -> bytes:
         pairs = sorted(pairs)
