@@ -612,8 +612,8 @@ def test_tokenizer_json_stage_setting_of_the_wrong_kind_names_file_stage_and_fie
     ({"<s>": {"id": "<s>", "ids": [1.5], "tokens": ["<s>"]}}, "ids must be an integer in 0..4294967295, got 1.5"),
     ({"<s>": {"id": "<s>", "ids": ["1"], "tokens": ["<s>"]}}, "ids must be an integer in 0..4294967295, got '1'"),
     ({"<s>": {"id": "<s>", "ids": [-1], "tokens": ["<s>"]}}, "ids must be an integer in 0..4294967295, got -1"),
-    ({"<s>": {"id": "<s>", "ids": [1], "tokens": [1]}}, "'tokens' a list of strings"),
-    ({"<s>": {"id": "<s>", "ids": [1, 2], "tokens": ["<s>"]}}, "2 ids but 1 tokens"),
+    ({"<s>": {"id": "<s>", "ids": [1], "tokens": [1]}}, "'tokens' must be a list of strings"),
+    ({"<s>": {"id": "<s>", "ids": [1, 2], "tokens": ["<s>"]}}, "ids and tokens must be of the same length (2 ids, 1 tokens)"),
 ])
 def test_template_special_tokens_of_the_wrong_kind_name_the_file(tmp_path, special_tokens, fragment):
     doc = json.loads(_unigram_doc())
