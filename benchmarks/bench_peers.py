@@ -91,7 +91,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import math
 import os
 import sys
 import time
@@ -431,6 +430,15 @@ class Lib:
         return [list(x) for x in a.batch_lists(out)]
 
 
+#: set by the supervisor in each row's process: say which library runs, for crash reports
+TRACE = os.environ.get("BENCH_PEERS_TRACE") == "1"
+
+
+def trace(msg: str) -> None:
+    if TRACE:
+        print(msg, file=sys.stderr, flush=True)
+
+
 def timed(fn) -> tuple[float, object]:
     gc.collect()
     t0 = time.perf_counter()
@@ -484,6 +492,7 @@ def run_cell(libs: list[Lib], ref: Lib, mode: str, warm, parts: list, max_s: flo
     wt: dict[str, float] = {}
     w_ids: dict[str, object] = {}
     for lib in [x for x in alive if x is ref] + [x for x in alive if x is not ref]:
+        trace(f"lib {lib.name}")
         res = _guard(lib, lambda: timed(lambda: lib.run(mode, warm)), status, notes)
         if res is None:
             alive.remove(lib)
@@ -514,6 +523,7 @@ def run_cell(libs: list[Lib], ref: Lib, mode: str, warm, parts: list, max_s: flo
         order = alive[k % max(1, len(alive)):] + alive[:k % max(1, len(alive))]
         outs: dict[str, object] = {}
         for lib in order:
+            trace(f"lib {lib.name}")
             res = _guard(lib, lambda: timed(lambda: lib.run(mode, part)), status, notes)
             if res is None:
                 alive.remove(lib)
@@ -596,6 +606,8 @@ def main() -> int:
                     help="where the derived tokenizer.json files are kept")
     ap.add_argument("--json", default=None, help="write every figure to this file")
     ap.add_argument("--list", action="store_true", help="list tokenizers and libraries, then exit")
+    ap.add_argument("--row-child", default=None, help=argparse.SUPPRESS)  # one row, results to --json
+    ap.add_argument("--exclude", default="", help=argparse.SUPPRESS)  # libraries that aborted this row before
     args = ap.parse_args()
     repeats = args.repeats or (2 if args.quick else 3)
     size = args.size or (200_000 if args.quick else 1_000_000)
@@ -604,9 +616,12 @@ def main() -> int:
     modes = [m for m in args.modes.split(",") if m]
     worst_names = [w for w in args.worst.split(",") if w]
 
+    child = args.row_child is not None
+    say = (lambda *a, **k: None) if child else print
     info = machine_info()
-    print_machine(info)
-    print("# command: python " + " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:]), flush=True)
+    if not child:
+        print_machine(info)
+    say("# command: python " + " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:]), flush=True)
     sources = build_sources(Path(args.cache_dir))
     if args.rows:
         keep = args.rows.split(",")
@@ -618,14 +633,19 @@ def main() -> int:
     for must in TF[:1]:
         if must not in lib_names:
             lib_names.insert(0, must)
+    lib_names = [n for n in lib_names if n not in args.exclude.split(",")]
+    if child:
+        sources = [s for s in sources if s.key == args.row_child]
     adapters = {n: ADAPTERS[n]() for n in lib_names}
-    print("# libraries: " + ", ".join(
+    say("# libraries: " + ", ".join(
         f"{n} {a.version or '?'}" if not a.import_error else f"{n} (NOT LOADABLE: {a.import_error})"
         for n, a in adapters.items()), flush=True)
     if args.list:
         for s in sources:
             print(f"{s.key:14s} {s.family:18s} {s.label:36s} ref={s.reference:13s} files={s.files}")
         return 0
+    if not child:
+        return supervise(args, info, sources, list(adapters))
 
     # cells: (text, mode, warm-up data, [part data]); no library sees a text twice
     cells: list[tuple[str, str, object, list]] = []
@@ -639,10 +659,10 @@ def main() -> int:
         # the warm-up holds a piece of 64 KB+, so one-time set-up for huge pieces is not in the parts
         cells.append((w, "doc", worst_text(w, max(100_000, wsize // 10), n_worst, english),
                       [worst_text(w, wsize, v, english) for v in range(n_worst)]))
-    print("# texts (MB per part x parts, warm-up MB): " + ", ".join(
+    print("#   texts (MB per part x parts, warm-up MB): " + ", ".join(
         f"{t} {m} {nbytes(parts[0]) / 1e6:.2f}x{len(parts)} ({nbytes(warm) / 1e6:.2f})" for t, m, warm, parts in cells),
         flush=True)
-    print(f"# figure: best part; max {args.max_seconds:.1f}s per call; batch documents ~{args.doc_bytes} B\n", flush=True)
+    say(f"# figure: best part; max {args.max_seconds:.1f}s per call; batch documents ~{args.doc_bytes} B\n", flush=True)
 
     results: list[dict] = []
     load_notes: dict[str, dict[str, str]] = {}
@@ -698,15 +718,67 @@ def main() -> int:
         libs = []
         gc.collect()
 
+    with open(args.json, "w", encoding="utf-8") as f:
+        json.dump({"loads": load_notes, "results": results, "problems": problems}, f, default=str)
+    return 0
+
+
+def supervise(args, info: dict, sources: list[Source], lib_names: list[str]) -> int:
+    """Run each tokenizer row in a process of its own (same arguments, ``--row-child``).
+    A library can abort a process (a Rust panic that does not become a Python exception,
+    e.g. kitoken's regex stack overflow): the row is then run again without it, and the
+    abort is reported. Prints the per-family summary of all rows."""
+    import subprocess
+    import tempfile
+
+    t_start = time.perf_counter()
+    results: list[dict] = []
+    loads: dict[str, dict] = {}
+    problems: list[str] = []
+    aborted: dict[str, list[str]] = {}
+    print(f"# every text part is encoded once per library; figure: best part; max {args.max_seconds:.1f}s per call "
+          f"(slower: timed on the warm-up text, '~'); batch documents ~{args.doc_bytes} B\n", flush=True)
+    for src in sources:
+        excluded: list[str] = []
+        while True:
+            with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
+                out = tmp.name
+            cmd = [sys.executable, os.path.abspath(__file__)] + [a for a in sys.argv[1:]] + [
+                "--row-child", src.key, "--json", out, "--exclude", ",".join(excluded)]
+            proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True,
+                                    env={**os.environ, "BENCH_PEERS_TRACE": "1"})
+            _, err = proc.communicate()
+            if proc.returncode == 0:
+                with open(out, encoding="utf-8") as f:
+                    got = json.load(f)
+                os.unlink(out)
+                results += got["results"]
+                loads.update(got["loads"])
+                problems += got["problems"]
+                break
+            lines = err.splitlines()
+            last = next((x[4:] for x in reversed(lines) if x.startswith("lib ")), None)
+            why = " ".join(x.strip() for x in lines if "panicked" in x or "Err" in x)[:240] or f"exit {proc.returncode}"
+            if last is None or last.startswith("tokenforge") or last in excluded:
+                problems.append(f"{src.key}: the row's process died ({why})")
+                print(err[-2000:], file=sys.stderr)
+                break
+            print(f"#   {last} aborted the process ({why}); the row runs again without it\n", flush=True)
+            aborted.setdefault(last, []).append(f"{src.key}: {why}")
+            excluded.append(last)
     print_summary(results, sources)
+    if aborted:
+        print("\n# libraries that aborted the process (left out of those rows):")
+        for lib, where in aborted.items():
+            print(f"#   {lib}: " + "; ".join(where))
     if problems:
         print("\n!!! tokenforge problems:")
         for p in problems:
             print("!!!   " + p)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"machine": info, "argv": sys.argv, "repeats": repeats, "size": size, "worst_size": wsize,
-                       "loads": load_notes, "results": results}, f, indent=1, default=str)
+            json.dump({"machine": info, "argv": sys.argv, "loads": loads, "aborted": aborted, "results": results,
+                       "problems": problems}, f, indent=1, default=str)
     print(f"# total {time.perf_counter() - t_start:.0f}s")
     return 1 if problems else 0
 
