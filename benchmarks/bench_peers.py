@@ -43,46 +43,57 @@ BPE with the merges of ``generate_merges``). The cl100k/o200k files exist only
 so that HF tokenizers, tokie and kitoken can join those rows. Whether each file
 gives the reference's ids is checked like any peer.
 
-**Texts** (held out from every tokenizer's training: public-domain books and
-the Python standard library), the first ``--size`` bytes (1 MB) cut at a line end:
-English (``tinystories_valid_sample.txt`` + ``botchan.txt``), Chinese
-(``hongloumeng.txt``), Japanese (``wagahaiwa_nekodearu.txt``), code (top-level
-stdlib ``*.py`` files in name order). Worst cases (``--worst-size``, 1 MB): one
-letter repeated, spaces, minified JSON records, and the English text with all
-whitespace removed.
+**Texts** (held out from every tokenizer's training: public-domain books, the
+Debian reference, manual pages and the Python standard library). Per language a
+pool of whole files (English: ``tinystories_valid_sample.txt``, ``botchan.txt``,
+``tinyshakespeare.txt``, ``corpus.en``, ``debian-reference-en.txt``; Chinese:
+``hongloumeng.txt``, ``xiyouji.txt``; Japanese: ``wagahaiwa_nekodearu.txt``,
+``debian-reference-ja.txt``, ``manpages-ja_rendered.txt``; code: top-level stdlib
+``*.py`` files in name order) is cut at line ends into 8 KB blocks, which are dealt
+in turn to each mode's ``--repeats`` parts (``--size``, 1 MB, per mode in all) and
+warm-up text (a third of a part): deterministic, and no two parts share a line.
+Worst cases (parts of ``--worst-size``, 1 MB, ``--worst-parts`` of them): one letter
+repeated (another letter per part), spaces (another length per part), minified
+JSON records (another seed per part), and English text with all whitespace
+removed (other blocks per part); their warm-up holds a 100 KB+ piece, so one-time
+set-up for huge pieces is not in the parts.
 
 **Modes** (MB/s of UTF-8 input, 1 MB = 10**6 bytes, single thread unless said):
 
-* ``doc``: the whole text in one call.
-* ``line``: every non-empty line (line end removed) in its own call, in a Python loop.
-* ``batch``: the text cut at line ends into documents of ~``--doc-bytes`` (1 KB),
-  in the library's batch call on all cores (2 here). tokenforge runs it on 1 and
-  on 2 threads; ``b2/b1`` is its speed-up from the second core.
+* ``doc``: a part in one call.
+* ``line``: every non-empty line of a part (line end removed) in its own call, in a Python loop.
+* ``batch``: a part cut at line ends into documents of ~``--doc-bytes`` (1 KB), in the
+  library's batch call on all cores (2 here). tokenforge runs it on 2 threads and, as
+  a second instance (``tokenforge 1t``), on 1; ``b2/b1`` is its speed-up.
 * worst cases: ``doc`` only.
 
 Each library is timed in its fastest form of usable ids (list, or uint32 array /
 flat buffer where it has one); tokenforge is run both ways (``tokenforge``: lists,
 ``tokenforge[np]``: arrays) and its figure is the better of the two.
 
-**Checks before timing**: in every cell, each library's ids (per text, per line,
-per document) are compared with the reference library's. A library whose ids
-differ is shown as ``differs`` (first difference printed) and not timed; if
-tokenforge differs, the script says so loudly and exits 1 at the end. On a
-worst case where the reference needs more than ``--max-seconds`` (projected from
-a 1/10 prefix), ids are checked on that prefix; a library whose projected time
-exceeds ``--max-seconds`` is shown as ``slow`` with its prefix speed.
+**No library is timed on text it has seen**: a library that remembers pieces across
+calls (gigatoken, splintr, tokenforge's per-thread piece cache, ...) would otherwise
+time its memo. Every library runs the warm-up text first (lazy set-up, caches of
+common pieces, as in a running process), then each part exactly once, the libraries
+taking turns in an order rotated per part. The figure is a library's best part.
 
-**Timing**: best of ``--repeats``; in every repeat the libraries take turns in a
-rotating order, so that machine noise (2 shared cores) hits all alike. Figures
-are ratios within one run: ``tf/peer`` is tokenforge's MB/s over the fastest
-exact peer's in the same cell.
+**Checks before timing**: the warm-up ids of every library are compared with the
+reference library's; then each part's ids. A library whose ids differ anywhere is
+shown as ``differs`` (first difference printed) and gets no figure; if tokenforge
+differs the script says so loudly and exits 1. A library whose warm-up time,
+scaled to a part, exceeds ``--max-seconds`` is timed on the warm-up text only
+(figure marked ``~``).
+
+**Crashes**: each tokenizer row runs in a process of its own; a library that aborts
+the process (a Rust panic that does not become a Python exception) is reported and
+the row runs again without it.
 
 **Targets** (the verdict column): every cell >= 1.0x the fastest exact peer;
 batches: b2/b1 >= 1.8 on 2 cores; worst cases: >= 1/3 of the same tokenizer's
 English ``doc`` speed.
 
     python benchmarks/bench_peers.py                      # full run (~15 min)
-    python benchmarks/bench_peers.py --quick              # ~3 min: 150 KB texts, 1 repeat, 3 languages
+    python benchmarks/bench_peers.py --quick              # ~3 min: 200 KB per text and mode, 2 parts, 3 languages
     python benchmarks/bench_peers.py --rows cl100k,bert.txt --texts english --libs tokenforge,tiktoken,quicktok
 """
 
@@ -633,7 +644,6 @@ def main() -> int:
     for must in TF[:1]:
         if must not in lib_names:
             lib_names.insert(0, must)
-    lib_names = [n for n in lib_names if n not in args.exclude.split(",")]
     if child:
         sources = [s for s in sources if s.key == args.row_child]
     adapters = {n: ADAPTERS[n]() for n in lib_names}
@@ -697,7 +707,11 @@ def main() -> int:
             problems.append(f"{src.key}: the reference {src.reference} did not load")
             continue
         for tname, mode, warm, parts in cells:
-            cell = run_cell(libs, ref, mode, warm, parts, args.max_seconds)
+            trace(f"cell {tname}/{mode}")
+            skip = {x.split("@")[0] for x in args.exclude.split(",") if x.endswith(f"@{tname}/{mode}")}
+            cell = run_cell([lib for lib in libs if lib.name not in skip], ref, mode, warm, parts, args.max_seconds)
+            for n in skip:
+                cell["status"][n] = "aborts"
             s = summarize(src, cell)
             if any(st == "differs" or st.startswith("error") for n, st in cell["status"].items() if n.startswith("tokenforge")):
                 problems.extend(f"{src.key} {tname} {mode}: {n}" for n in cell["notes"] if n.startswith("tokenforge"))
@@ -736,10 +750,10 @@ def supervise(args, info: dict, sources: list[Source], lib_names: list[str]) -> 
     loads: dict[str, dict] = {}
     problems: list[str] = []
     aborted: dict[str, list[str]] = {}
+    excluded: list[str] = []  # "lib@text/mode": aborted the process there (in this row or an earlier one)
     print(f"# every text part is encoded once per library; figure: best part; max {args.max_seconds:.1f}s per call "
           f"(slower: timed on the warm-up text, '~'); batch documents ~{args.doc_bytes} B\n", flush=True)
     for src in sources:
-        excluded: list[str] = []
         while True:
             with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
                 out = tmp.name
@@ -758,14 +772,18 @@ def supervise(args, info: dict, sources: list[Source], lib_names: list[str]) -> 
                 break
             lines = err.splitlines()
             last = next((x[4:] for x in reversed(lines) if x.startswith("lib ")), None)
-            why = " ".join(x.strip() for x in lines if "panicked" in x or "Err" in x)[:240] or f"exit {proc.returncode}"
-            if last is None or last.startswith("tokenforge") or last in excluded:
+            where = next((x[5:] for x in reversed(lines) if x.startswith("cell ")), None)
+            k = max((i for i, x in enumerate(lines) if "panicked at" in x), default=None)
+            why = (" ".join(x.strip() for x in lines[k:k + 2]) if k is not None else f"exit {proc.returncode}")[:200]
+            key = f"{last}@{where}"
+            if last is None or where is None or last.startswith("tokenforge") or key in excluded:
                 problems.append(f"{src.key}: the row's process died ({why})")
                 print(err[-2000:], file=sys.stderr)
                 break
-            print(f"#   {last} aborted the process ({why}); the row runs again without it\n", flush=True)
-            aborted.setdefault(last, []).append(f"{src.key}: {why}")
-            excluded.append(last)
+            print(f"#   {last} aborted the process on {where} ({why}); the row runs again without it there "
+                  f"(and later rows do not run it there)\n", flush=True)
+            aborted.setdefault(last, []).append(f"{src.key} {where}: {why}")
+            excluded.append(key)
     print_summary(results, sources)
     if aborted:
         print("\n# libraries that aborted the process (left out of those rows):")
