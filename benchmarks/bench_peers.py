@@ -695,7 +695,8 @@ def main() -> int:
                 reasons[name] = f"load error: {type(exc).__name__}: {str(exc)[:200]}"
                 continue
             libs.append(Lib(name, ad, obj, via, time.perf_counter() - t0))
-            if name in TF and "batch" in modes:  # a second instance for the 1-thread batch (b2/b1)
+            if name in TF and "batch" in modes and getattr(obj, "plan", "") != "python":
+                # a second instance for the 1-thread batch (b2/b1); the python plan has no threads
                 libs.append(Lib(name + " 1t", ad, ad.load(src)[0], via, 0.0, threads=1))
         ref = next((lib for lib in libs if lib.name == src.reference), None)
         load_notes[src.key] = {**reasons, **{lib.name: (lib.via or "same file") for lib in libs}}
