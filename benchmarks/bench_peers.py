@@ -67,6 +67,12 @@ set-up for huge pieces is not in the parts.
   a second instance (``tokenforge 1t``), on 1; ``b2/b1`` is its speed-up.
 * worst cases: ``doc`` only.
 
+Single-thread means one core: the ``doc``, ``line`` and worst-case cells run in a process
+pinned to one core (``os.sched_setaffinity``), because some libraries spread one long
+text over threads of their own (gigatoken, fastokens, tokie: CPU time up to 2x wall time
+on 2 cores, whatever ``RAYON_NUM_THREADS`` says); the ``batch`` cells run in another
+process with every core.
+
 Each library is timed in its fastest form of usable ids (list, or uint32 array /
 flat buffer where it has one); tokenforge is run both ways (``tokenforge``: lists,
 ``tokenforge[np]``: arrays) and its figure is the better of the two.
@@ -619,12 +625,15 @@ def main() -> int:
     ap.add_argument("--list", action="store_true", help="list tokenizers and libraries, then exit")
     ap.add_argument("--row-child", default=None, help=argparse.SUPPRESS)  # one row, results to --json
     ap.add_argument("--exclude", default="", help=argparse.SUPPRESS)  # libraries that aborted this row before
+    ap.add_argument("--pin", action="store_true", help=argparse.SUPPRESS)  # child: run on one core
     args = ap.parse_args()
+    if args.pin:  # before any library starts a thread pool: every thread of this process shares one core
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     repeats = args.repeats or (2 if args.quick else 3)
     size = args.size or (200_000 if args.quick else 1_000_000)
     wsize = args.worst_size or size
     texts_names = args.texts.split(",") if args.texts else (["english", "chinese", "code"] if args.quick else list(LANGS))
-    modes = [m for m in args.modes.split(",") if m]
+    modes = [m for m in args.modes.split(",") if m and m != "none"]
     worst_names = [w for w in args.worst.split(",") if w]
 
     child = args.row_child is not None
@@ -754,37 +763,46 @@ def supervise(args, info: dict, sources: list[Source], lib_names: list[str]) -> 
     excluded: list[str] = []  # "lib@text/mode": aborted the process there (in this row or an earlier one)
     print(f"# every text part is encoded once per library; figure: best part; max {args.max_seconds:.1f}s per call "
           f"(slower: timed on the warm-up text, '~'); batch documents ~{args.doc_bytes} B\n", flush=True)
+    modes = [m for m in args.modes.split(",") if m]
+    single = [m for m in modes if m != "batch"]
+    # single-thread cells in a process pinned to one core (some libraries spread one text over
+    # threads: gigatoken, fastokens, tokie); batches in a process with every core
+    runs = [(",".join(single) or "none", args.worst, True)] if single or args.worst else []
+    if "batch" in modes:
+        runs.append(("batch", "", False))
     for src in sources:
-        while True:
-            with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
-                out = tmp.name
-            cmd = [sys.executable, os.path.abspath(__file__)] + [a for a in sys.argv[1:]] + [
-                "--row-child", src.key, "--json", out, "--exclude", ",".join(excluded)]
-            proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True,
-                                    env={**os.environ, "BENCH_PEERS_TRACE": "1"})
-            _, err = proc.communicate()
-            if proc.returncode == 0:
-                with open(out, encoding="utf-8") as f:
-                    got = json.load(f)
-                os.unlink(out)
-                results += got["results"]
-                loads.update(got["loads"])
-                problems += got["problems"]
-                break
-            lines = err.splitlines()
-            last = next((x[4:] for x in reversed(lines) if x.startswith("lib ")), None)
-            where = next((x[5:] for x in reversed(lines) if x.startswith("cell ")), None)
-            k = max((i for i, x in enumerate(lines) if "panicked at" in x), default=None)
-            why = (" ".join(x.strip() for x in lines[k:k + 2]) if k is not None else f"exit {proc.returncode}")[:200]
-            key = f"{last}@{where}"
-            if last is None or where is None or last.startswith("tokenforge") or key in excluded:
-                problems.append(f"{src.key}: the row's process died ({why})")
-                print(err[-2000:], file=sys.stderr)
-                break
-            print(f"#   {last} aborted the process on {where} ({why}); the row runs again without it there "
-                  f"(and later rows do not run it there)\n", flush=True)
-            aborted.setdefault(last, []).append(f"{src.key} {where}: {why}")
-            excluded.append(key)
+        for run_modes, run_worst, pin in runs:
+            while True:
+                with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
+                    out = tmp.name
+                cmd = [sys.executable, os.path.abspath(__file__)] + [a for a in sys.argv[1:]] + [
+                    "--row-child", src.key, "--json", out, "--exclude", ",".join(excluded),
+                    "--modes", run_modes, f"--worst={run_worst}"] + (["--pin"] if pin else [])
+                proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True,
+                                        env={**os.environ, "BENCH_PEERS_TRACE": "1"})
+                _, err = proc.communicate()
+                if proc.returncode == 0:
+                    with open(out, encoding="utf-8") as f:
+                        got = json.load(f)
+                    os.unlink(out)
+                    results += got["results"]
+                    loads.update(got["loads"])
+                    problems += got["problems"]
+                    break
+                lines = err.splitlines()
+                last = next((x[4:] for x in reversed(lines) if x.startswith("lib ")), None)
+                where = next((x[5:] for x in reversed(lines) if x.startswith("cell ")), None)
+                k = max((i for i, x in enumerate(lines) if "panicked at" in x), default=None)
+                why = (" ".join(x.strip() for x in lines[k:k + 2]) if k is not None else f"exit {proc.returncode}")[:200]
+                key = f"{last}@{where}"
+                if last is None or where is None or last.startswith("tokenforge") or key in excluded:
+                    problems.append(f"{src.key}: the row's process died ({why})")
+                    print(err[-2000:], file=sys.stderr)
+                    break
+                print(f"#   {last} aborted the process on {where} ({why}); the row runs again without it there "
+                      f"(and later rows do not run it there)\n", flush=True)
+                aborted.setdefault(last, []).append(f"{src.key} {where}: {why}")
+                excluded.append(key)
     print_summary(results, sources)
     if aborted:
         print("\n# libraries that aborted the process (left out of those rows):")
