@@ -98,8 +98,8 @@ the row runs again without it.
 batches: b2/b1 >= 1.8 on 2 cores; worst cases: >= 1/3 of the same tokenizer's
 English ``doc`` speed.
 
-    python benchmarks/bench_peers.py                      # full run (~15 min)
-    python benchmarks/bench_peers.py --quick              # ~3 min: 200 KB per text and mode, 2 parts, 3 languages
+    python benchmarks/bench_peers.py                      # full run (~13 min)
+    python benchmarks/bench_peers.py --quick              # ~2 min smoke run: 5 rows, 100 KB texts, English, Chinese, code
     python benchmarks/bench_peers.py --rows cl100k,bert.txt --texts english --libs tokenforge,tiktoken,quicktok
 """
 
@@ -127,6 +127,8 @@ TF = ("tokenforge", "tokenforge[np]")
 REFERENCES = ("tiktoken", "tokenizers", "sentencepiece")
 FAMILIES = ("byte-level BPE", "WordPiece", "Unigram", "SentencePiece BPE")
 TARGET_SCALING = 1.8
+#: --quick: one row per family and kind of file
+QUICK_ROWS = ("cl100k", "llama3.json", "bert.txt", "albert.model", "llama2.model")
 TARGET_WORST = 1 / 3
 
 QWEN_SPECIALS = {"<|endoftext|>": 151643, "<|im_start|>": 151644, "<|im_end|>": 151645}
@@ -605,10 +607,11 @@ def verdict(s: dict, mode: str, worst_frac: float | None) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true",
-                    help="200 KB per text and mode in 2 parts, English/Chinese/code, worst cases of 200 KB (~3 min)")
+                    help=f"a smoke run (~3 min): rows {','.join(QUICK_ROWS)} (one per family and format kind), "
+                         "100 KB per text and mode in 2 parts, English, Chinese and code, worst cases of 100 KB")
     ap.add_argument("--repeats", "-n", type=int, default=None,
                     help="parts each text is cut into; the figure is the best part (default 3; --quick 2)")
-    ap.add_argument("--size", type=int, default=None, help="bytes per text and mode (default 1,000,000; --quick 200,000)")
+    ap.add_argument("--size", type=int, default=None, help="bytes per text and mode (default 1,000,000; --quick 100,000)")
     ap.add_argument("--worst-size", type=int, default=None, help="bytes per worst case (default = --size)")
     ap.add_argument("--worst-parts", type=int, default=2, help="worst cases: variants timed (at most --repeats)")
     ap.add_argument("--doc-bytes", type=int, default=1000, help="batch documents: lines gathered to about this many bytes")
@@ -630,7 +633,7 @@ def main() -> int:
     if args.pin:  # before any library starts a thread pool: every thread of this process shares one core
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     repeats = args.repeats or (2 if args.quick else 3)
-    size = args.size or (200_000 if args.quick else 1_000_000)
+    size = args.size or (100_000 if args.quick else 1_000_000)
     wsize = args.worst_size or size
     texts_names = args.texts.split(",") if args.texts else (["english", "chinese", "code"] if args.quick else list(LANGS))
     modes = [m for m in args.modes.split(",") if m and m != "none"]
@@ -643,8 +646,8 @@ def main() -> int:
         print_machine(info)
     say("# command: python " + " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:]), flush=True)
     sources = build_sources(Path(args.cache_dir))
-    if args.rows:
-        keep = args.rows.split(",")
+    if args.rows or (args.quick and not child):
+        keep = args.rows.split(",") if args.rows else list(QUICK_ROWS)
         unknown = set(keep) - {s.key for s in sources}
         if unknown:
             raise SystemExit(f"unknown rows {sorted(unknown)}; known: {', '.join(s.key for s in sources)}")
