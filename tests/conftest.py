@@ -21,6 +21,25 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 collect_ignore = ["fixtures/tiktoken_tests", "fixtures/sentencepiece_suite"]
 
 
+@pytest.fixture
+def unwritable_folder(tmp_path: Path) -> Path:
+    """A folder this process cannot create files in (root ignores permissions: /sys, /proc/self)."""
+    import tempfile
+
+    if os.geteuid() != 0:
+        folder = tmp_path / "ro"
+        folder.mkdir()
+        folder.chmod(0o500)
+        return folder
+    for folder in (Path("/sys/kernel"), Path("/sys"), Path("/proc/self")):
+        try:
+            with tempfile.TemporaryFile(dir=folder):
+                pass
+        except OSError:
+            return folder
+    pytest.skip("no unwritable folder on this machine")
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """``shared/data`` beside the repository (CI) or ``$TOKENFORGE_SHARED_DATA``.

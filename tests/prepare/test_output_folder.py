@@ -5,8 +5,6 @@ argument as the caller writes it (``overwrite=True`` in Python, ``--overwrite`` 
 from __future__ import annotations
 
 import fcntl
-import os
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -73,24 +71,9 @@ def test_the_lock_is_held_while_the_run_writes(corpus, tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------ OS errors name the path
-def _unwritable_folder(tmp_path: Path) -> Path:
-    """A folder this process cannot create files in (root ignores permissions: use /sys)."""
-    if os.geteuid() != 0:
-        folder = tmp_path / "ro"
-        folder.mkdir()
-        folder.chmod(0o500)
-        return folder
-    for folder in (Path("/sys/kernel"), Path("/sys")):
-        try:
-            with tempfile.TemporaryFile(dir=folder):
-                pass
-        except OSError:
-            return folder
-    pytest.skip("no unwritable folder on this machine")
 
-
-def test_an_unwritable_output_folder_is_an_error_naming_it(corpus, tmp_path, capsys):
-    folder = _unwritable_folder(tmp_path)
+def test_an_unwritable_output_folder_is_an_error_naming_it(corpus, unwritable_folder, capsys):
+    folder = unwritable_folder
     with pytest.raises(tokenforge.PrepareError, match=rf"^{folder}: cannot write in this folder"):
         _prepare(corpus, folder)
     with pytest.raises(tokenforge.PrepareError, match=rf"^{folder / 'sub'}: cannot create the output folder"):

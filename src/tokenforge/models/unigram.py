@@ -524,14 +524,18 @@ class Unigram(Model):
                     return ids
             return [t[0] for t in self.tokenize(piece)]
         rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+        return [t[0] for t in self._finish(piece, self._sampled_path(piece, nbest_size, alpha, rng))]
+
+    def _sampled_path(self, piece: str, nbest_size: int, alpha: float, rng: random.Random) -> list[tuple[int, int]]:
+        """One sampled segmentation (subword regularization, Kudo 2018): from the
+        ``nbest_size`` best paths weighted by ``exp(alpha * score)`` when ``nbest_size > 1``,
+        else from the whole lattice (forward-filtering, backward-sampling)."""
         if nbest_size > 1:
             cands = self._nbest_paths(piece, nbest_size)
             top = max(s for _, s in cands)
             weights = [math.exp(alpha * (s - top)) for _, s in cands]
-            path = rng.choices([p for p, _ in cands], weights=weights)[0]
-        else:
-            path = self._sample_path(piece, alpha, rng)
-        return [t[0] for t in self._finish(piece, path)]
+            return rng.choices([p for p, _ in cands], weights=weights)[0]
+        return self._sample_path(piece, alpha, rng)
 
     def _sample_path(self, text: str, alpha: float, rng: random.Random) -> list[tuple[int, int]]:
         nodes = self._nodes(text)

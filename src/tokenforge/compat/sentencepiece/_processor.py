@@ -20,7 +20,6 @@ each character), and the space the dummy prefix put in front is dropped.
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import threading
@@ -278,13 +277,7 @@ class Processor:
             if nbest_size in (0, 1):
                 return list(model.tokenize(piece))
             with _RNG_LOCK:
-                if nbest_size > 1:
-                    cands = model._nbest_paths(piece, nbest_size)
-                    top = max(s for _, s in cands)
-                    weights = [math.exp(alpha * (s - top)) for _, s in cands]
-                    path = RNG.choices([p for p, _ in cands], weights=weights)[0]
-                else:
-                    path = model._sample_path(piece, alpha, RNG)
+                path = model._sampled_path(piece, nbest_size, alpha, RNG)
             return list(model._finish(piece, path))
         return unigram
 
