@@ -282,6 +282,7 @@ def train_unigram(
     errors: str = "strict",
     show_progress: bool | None = None,
     out: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
 ) -> Tokenizer:
     """Train a SentencePiece-style Unigram tokenizer (seed pieces from frequent
     substrings, EM with forward–backward counts, likelihood pruning).
@@ -293,7 +294,9 @@ def train_unigram(
     4192), and the number skipped is reported with a
     :class:`~tokenforge.trainers.LongInputWarning`; memory stays bounded by the
     chunk size whatever the length of the lines. ``out`` also writes a ``.model``
-    file that the ``sentencepiece`` library loads with the same ids.
+    file that the ``sentencepiece`` library loads with the same ids; an existing file
+    there is replaced only with ``overwrite=True`` (checked before training, so a
+    refused run costs nothing).
 
     ``input_sentence_size`` (sentencepiece's flag of that name; 0, the default, trains on
     every line): when the files hold more lines than this, train on about this many,
@@ -307,11 +310,13 @@ def train_unigram(
     gets them too), ``False`` never.
     """
     from .sentencepiece.proto import ModelType, build_model_proto
+    from .formats import check_overwrite
     from .trainers import check_output_path
     from .trainers.unigram import UnigramTrainer
 
     if out is not None:
         check_output_path(out, "sentencepiece")
+        check_overwrite(out, "sentencepiece", overwrite)
     counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress, max_sentence_length,
                                    line_ends=True, input_sentence_size=input_sentence_size, sample_seed=sample_seed)
     settings: dict[str, Any] = dict(character_coverage=character_coverage, byte_fallback=byte_fallback, split_digits=split_digits,
@@ -357,18 +362,22 @@ def train_sentencepiece_bpe(
     errors: str = "strict",
     show_progress: bool | None = None,
     out: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
 ) -> Tokenizer:
     """Train a Llama-2/Mistral-style SentencePiece BPE tokenizer: ``▁`` words,
     merges by frequency (scored by order), byte fallback for rare characters.
     Lines of more than ``max_sentence_length`` UTF-8 bytes are skipped and
     reported, ``input_sentence_size`` samples the lines and ``show_progress`` draws bars,
     as in :func:`train_unigram` (sentencepiece's rules and defaults).
-    ``out`` also writes a ``.model`` file that the ``sentencepiece`` library loads."""
+    ``out`` also writes a ``.model`` file that the ``sentencepiece`` library loads; an
+    existing file is replaced only with ``overwrite=True``."""
+    from .formats import check_overwrite
     from .trainers import check_output_path
     from .trainers.spm_bpe import SentencePieceBPETrainer
 
     if out is not None:
         check_output_path(out, "sentencepiece")
+        check_overwrite(out, "sentencepiece", overwrite)
     counts = _sentencepiece_counts(files, iterator, normalization, workers, errors, show_progress, max_sentence_length,
                                    input_sentence_size=input_sentence_size, sample_seed=sample_seed)
     settings: dict[str, Any] = dict(character_coverage=character_coverage, byte_fallback=byte_fallback, split_digits=split_digits,

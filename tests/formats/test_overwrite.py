@@ -114,3 +114,30 @@ def test_convert_to_a_name_ending_in_tokenizer_json_writes_hf(tmp_path):
     report = tokenforge.io.convert("gpt2", dest, sample="hello world")
     doc = json.loads(dest.read_text(encoding="utf-8"))
     assert report["format"] == "hf" and "format_version" not in doc and doc["model"]["type"] == "BPE"
+
+
+@pytest.mark.parametrize("train", ["train_unigram", "train_sentencepiece_bpe"])
+def test_training_to_an_existing_model_file_is_refused_before_any_work(tmp_path, train, monkeypatch):
+    target = tmp_path / "spm.model"
+    target.write_bytes(b"an earlier model")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat on the mat\n" * 50, encoding="utf-8")
+    from tokenforge import presets
+
+    def no_counting(*args, **kwargs):  # the refusal must come before the corpus is read
+        raise AssertionError("training started")
+
+    monkeypatch.setattr(presets, "_sentencepiece_counts", no_counting)
+    with pytest.raises(tokenforge.OutputExistsError, match="spm.model already exists"):
+        getattr(tokenforge, train)([corpus], vocab_size=40, show_progress=False, out=target)
+    assert target.read_bytes() == b"an earlier model"
+
+
+@pytest.mark.parametrize("train", ["train_unigram", "train_sentencepiece_bpe"])
+def test_training_with_overwrite_replaces_the_model_file(tmp_path, train):
+    target = tmp_path / "spm.model"
+    target.write_bytes(b"an earlier model")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat on the mat\nthe dog sat on the log\n" * 50, encoding="utf-8")
+    tok = getattr(tokenforge, train)([corpus], vocab_size=300, show_progress=False, out=target, overwrite=True)
+    assert tokenforge.load(target).encode("the cat") == tok.encode("the cat")

@@ -123,7 +123,7 @@ def _train_pipeline(args: argparse.Namespace) -> int:
             if args.byte_fallback is not None:
                 kwargs["byte_fallback"] = args.byte_fallback
             if fmt == "sentencepiece":
-                tok = train(files, out=out, **kwargs)
+                tok = train(files, out=out, overwrite=args.overwrite, **kwargs)
             else:
                 tok = train(files, **kwargs)
                 tok.save(out, format=fmt, overwrite=args.overwrite)
