@@ -80,8 +80,9 @@ def _alive(pid: int) -> bool:
 
 
 def remove_stale_temporaries(directory: Path, names: list[str]) -> None:
-    """Delete the temporary and backup files an interrupted save of ``names`` left in
-    ``directory`` (their writer is no longer running)."""
+    """Delete the temporary and backup files (and the temporary folders of ``convert``)
+    that an interrupted save of ``names`` left in ``directory`` (their writer is no
+    longer running)."""
     try:
         entries = list(os.scandir(directory))
     except OSError:
@@ -92,8 +93,13 @@ def remove_stale_temporaries(directory: Path, names: list[str]) -> None:
             if entry.name.startswith(head) and entry.name.endswith((".tmp", ".bak")):
                 pid = entry.name[len(head):].split(".", 1)[0]
                 if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-                    with contextlib.suppress(OSError):
-                        os.unlink(entry.path)
+                    if entry.is_dir(follow_symlinks=False):
+                        import shutil
+
+                        shutil.rmtree(entry.path, ignore_errors=True)
+                    else:
+                        with contextlib.suppress(OSError):
+                            os.unlink(entry.path)
 
 
 def _sha256_text(path: Path) -> str | None:

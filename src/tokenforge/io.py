@@ -539,6 +539,9 @@ def convert(
     elif not folder.is_dir():
         raise SaveError(f"{dest}: the folder {folder} does not exist")
     try:
+        from ._io import remove_stale_temporaries
+
+        remove_stale_temporaries(folder, [final[0].name])  # a killed convert's folder
         try:
             tmp = Path(tempfile.mkdtemp(prefix=f".{final[0].name}.{os.getpid()}.", suffix=".tmp", dir=folder))
         except OSError as exc:

@@ -7,6 +7,7 @@ A name ending in ``tokenizer.json`` is HF's format, whatever comes before it.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,21 @@ def test_training_with_overwrite_replaces_the_model_file(tmp_path, train):
     corpus.write_text("the cat sat on the mat\nthe dog sat on the log\n" * 50, encoding="utf-8")
     tok = getattr(tokenforge, train)([corpus], vocab_size=300, show_progress=False, out=target, overwrite=True)
     assert tokenforge.load(target).encode("the cat") == tok.encode("the cat")
+
+
+def test_a_killed_converts_temporary_folder_is_removed_by_the_next_convert(tmp_path):
+    dest = tmp_path / "out.json"
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    leftover = tmp_path / f".out.json.{pid}.abc123.tmp"
+    (leftover / "inner").mkdir(parents=True)
+    (leftover / "inner" / "half.json").write_text("{", encoding="utf-8")
+    alive = tmp_path / f".out.json.{os.getpid()}.keep.tmp"  # this process is alive: never touched
+    alive.mkdir()
+    tokenforge.convert(tokenforge.get_encoding("gpt2"), dest)
+    assert not leftover.exists()
+    assert alive.exists()
+    assert dest.exists()
