@@ -98,22 +98,44 @@ void WordPieceEncoder::encode_word(const uint8_t* w, size_t n, size_t chars, std
   }
 }
 
+namespace {
+// The split class of each ASCII byte: 0 part of a word, 1 white space, 2 punctuation.
+struct AsciiClasses {
+  uint8_t c[128];
+  AsciiClasses() {
+    for (uint32_t b = 0; b < 128; ++b) c[b] = bert_whitespace(b) ? 1 : bert_punctuation(b) ? 2 : 0;
+  }
+};
+const AsciiClasses kAsciiClasses;
+}  // namespace
+
 void WordPieceEncoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
   size_t word = 0, chars = 0;  // the word being read: s[word:i], `chars` code points
   size_t i = 0;
   while (i < n) {
-    size_t len;
-    uint32_t cp;
+    size_t len = 1;
+    bool space, punct;
     if (s[i] < 0x80) {
-      cp = s[i];
-      len = 1;
+      const uint8_t k = kAsciiClasses.c[s[i]];
+      if (k == 0) {  // a run of ASCII word bytes, read at once
+        if (!chars) word = i;
+        size_t j = i + 1;
+        while (j < n && s[j] < 0x80 && kAsciiClasses.c[s[j]] == 0) ++j;
+        chars += j - i;
+        i = j;
+        continue;
+      }
+      space = k == 1;
+      punct = k == 2;
     } else {
-      cp = decode_utf8_at(s, n, i, &len);
+      const uint32_t cp = decode_utf8_at(s, n, i, &len);
+      space = bert_whitespace(cp);
+      punct = !space && bert_punctuation(cp);
     }
-    if (bert_whitespace(cp)) {
+    if (space) {
       if (chars) encode_word(s + word, i - word, chars, out);
       chars = 0;
-    } else if (bert_punctuation(cp)) {
+    } else if (punct) {
       if (chars) encode_word(s + word, i - word, chars, out);
       chars = 0;
       encode_word(s + i, len, 1, out);
@@ -183,9 +205,9 @@ struct NormOut {
     }
   }
   // A final character (after NFD and mark removal): lowercased if asked, written.
-  void put(uint32_t cp) {
+  void put(uint32_t cp) { put(cp, tf_bert::lookup(cp)); }
+  void put(uint32_t cp, const tf_bert::Rec& r) {  // r: cp's record
     if (lower) {
-      const tf_bert::Rec& r = tf_bert::lookup(cp);
       if (r.flags & tf_bert::LOWER) {
         for (unsigned k = 0; k < r.low_len; ++k) w += put_utf8(o + w, tf_bert::pool[r.low_off + k]);
         return;
@@ -204,14 +226,14 @@ struct NormOut {
     run.clear();
   }
   // One character of the NFD form (strip on): starters flush the run, marks are dropped.
-  void decomposed(uint32_t cp, size_t room) {
-    const tf_bert::Rec& r = tf_bert::lookup(cp);
+  void decomposed(uint32_t cp, size_t room) { decomposed(cp, tf_bert::lookup(cp), room); }
+  void decomposed(uint32_t cp, const tf_bert::Rec& r, size_t room) {
     if (r.flags & tf_bert::NONSTARTER) {
       run.emplace_back(r.ccc, cp);
       return;
     }
     flush(room);
-    if (!(r.flags & tf_bert::MN)) put(cp);
+    if (!(r.flags & tf_bert::MN)) put(cp, r);
   }
 };
 
@@ -240,11 +262,16 @@ size_t BertNormalizer::normalize(const uint8_t* s, size_t n, std::string& buf) c
   size_t i = 0;
   while (i < n) {
     const uint8_t b = s[i];
-    if (b < 0x80) {
+    if (b < 0x80) {  // a run of ASCII bytes: one table lookup each
       if (!run.empty()) out.flush(n - i + kCharRoom);
-      const uint8_t v = ascii_[b];
-      if (v != 0xFF) out.o[out.w++] = v;
-      ++i;
+      uint8_t* o = out.o;
+      size_t w = out.w;
+      do {
+        const uint8_t v = ascii_[s[i]];
+        o[w] = v;
+        w += v != 0xFF;
+      } while (++i < n && s[i] < 0x80);
+      out.w = w;
       continue;
     }
     size_t len;
@@ -265,7 +292,10 @@ size_t BertNormalizer::normalize(const uint8_t* s, size_t n, std::string& buf) c
     const bool pad = chinese_ && (r.flags & tf_bert::CJK) && cp != ' ';
     if (!strip_) {
       if (pad) out.o[out.w++] = ' ';
-      out.put(cp);
+      if (cp == ' ')
+        out.o[out.w++] = ' ';
+      else
+        out.put(cp, r);
       if (pad) out.o[out.w++] = ' ';
       continue;
     }
@@ -277,8 +307,10 @@ size_t BertNormalizer::normalize(const uint8_t* s, size_t n, std::string& buf) c
       if (k % kTCount) out.decomposed(kTBase + k % kTCount, room);
     } else if (cp != ' ' && (r.flags & tf_bert::DECOMP)) {
       for (unsigned k = 0; k < r.dec_len; ++k) out.decomposed(tf_bert::pool[r.dec_off + k], room);
+    } else if (cp == ' ') {
+      out.decomposed(' ', room);
     } else {
-      out.decomposed(cp, room);
+      out.decomposed(cp, r, room);
     }
     if (pad) out.decomposed(' ', room);
   }
