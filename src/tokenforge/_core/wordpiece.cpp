@@ -8,6 +8,7 @@
 #include "bert_tables.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace tf {
 
@@ -107,6 +108,7 @@ struct AsciiClasses {
   }
 };
 const AsciiClasses kAsciiClasses;
+constexpr uint64_t kSpaces8 = 0x2020202020202020ull;
 }  // namespace
 
 void WordPieceEncoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
@@ -123,6 +125,14 @@ void WordPieceEncoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>&
         while (j < n && s[j] < 0x80 && kAsciiClasses.c[s[j]] == 0) ++j;
         chars += j - i;
         i = j;
+        continue;
+      }
+      if (s[i] == ' ') {  // a space ends the word; the spaces after it go 8 bytes at a time
+        if (chars) encode_word(s + word, i - word, chars, out);
+        chars = 0;
+        ++i;
+        uint64_t x;
+        while (i + 8 <= n && (std::memcpy(&x, s + i, 8), x == kSpaces8)) i += 8;
         continue;
       }
       space = k == 1;
@@ -267,6 +277,15 @@ size_t BertNormalizer::normalize(const uint8_t* s, size_t n, std::string& buf) c
       uint8_t* o = out.o;
       size_t w = out.w;
       do {
+        if (s[i] == ' ') {  // runs of spaces, 8 bytes at a time
+          uint64_t x;
+          while (i + 8 <= n && (std::memcpy(&x, s + i, 8), x == kSpaces8)) {
+            std::memcpy(o + w, &x, 8);
+            w += 8;
+            i += 8;
+          }
+          if (i >= n || s[i] >= 0x80) break;
+        }
         const uint8_t v = ascii_[s[i]];
         o[w] = v;
         w += v != 0xFF;
