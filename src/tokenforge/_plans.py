@@ -419,6 +419,21 @@ class WordPiecePlan(Plan):
             ids, offsets = enc.encode_batch([self._normalized(t) for t in texts], num_threads, True)
         return flat_arrays(ids, offsets)
 
+    def encode_batch_framed(self, texts: list[str], num_threads: int, before: list[int], after: list[int],
+                            flat: bool = False) -> Any:
+        """``encode_batch`` (``flat``: ``encode_flat``) with ``before`` and ``after`` around each
+        text's ids, put there on the native threads: a post-processor's fixed tokens
+        (BERT's ``[CLS]`` ... ``[SEP]``) without a Python step per text. ``None`` when the
+        core declined the vocabulary (the caller takes the ordinary way)."""
+        enc = self._native or self._encoder()
+        if not enc:
+            return None
+        try:
+            got = enc.encode_batch(self._inputs(texts), num_threads, flat, before, after)
+        except UnicodeEncodeError:
+            got = enc.encode_batch([self._normalized(t) for t in texts], num_threads, flat, before, after)
+        return flat_arrays(*got) if flat else got
+
     def describe(self) -> str:
         if self._flags is not None or self.normalizer is None:
             return "wordpiece (native BERT normalizer + split + WordPiece)"

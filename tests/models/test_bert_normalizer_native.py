@@ -142,7 +142,12 @@ def test_hypothesis_ids_equal_hf(pairs, text, cfg):
 def test_batches_and_numpy_equal_hf(pairs, texts, threads):
     ours, ref = pairs[(True, None, True, True)]
     want = [_hf_ids(ref, t) for t in texts]
+    # [CLS] ... [SEP] are put around each text's ids on the native threads (encode_batch_framed)
     assert ours.encode_batch(texts, num_threads=threads, allowed_special="all") == want
+    ids, offsets = ours.encode_batch_to_numpy(texts, num_threads=threads, allowed_special="all")
+    assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(texts))] == want
+    assert ours.encode_batch(texts, num_threads=threads, allowed_special="all", add_special_tokens=False) == [
+        _hf_ids(ref, t, add_special_tokens=False) for t in texts]
     # without [CLS]/[SEP] and added tokens the numpy batch comes straight from the native buffers
     bare = Tokenizer(ours.model, normalizer=ours.normalizer, pre_tokenizer=ours.pre_tokenizer)
     ids, offsets = bare.encode_batch_to_numpy(texts, num_threads=threads)
@@ -188,3 +193,17 @@ def test_the_native_encoder_refuses_a_bad_normalizer_argument():
     assert enc.normalize("ÀB\x00") == "ÀB\x00"  # no normalizer: the text as it is
     with pytest.raises(UnicodeEncodeError):
         _native_normalizer(True, True, None, True).encode("\ud800")
+
+
+def test_framed_batches_leave_truncation_padding_and_pairs_to_the_tokenizer(pairs):
+    ours, ref = pairs[(True, None, True, True)]
+    texts = ["Hello there, world!", "中文 İstanbul", "", "a\ud800b"]
+    assert ours.encode_batch(texts, num_threads=2) == [_hf_ids(ref, t) for t in texts]
+    tok = ours.with_truncation(4).with_padding(length=6, pad_id=0)
+    ref_tok = tokenizers.Tokenizer.from_str(ref._tokenizer.to_str())
+    ref_tok.enable_truncation(4)
+    ref_tok.enable_padding(pad_id=0, pad_token="[PAD]", length=6)
+    safe = [t.replace("\ud800", "\ufffd") for t in texts]
+    assert tok.encode_batch(texts, num_threads=2) == [e.ids for e in ref_tok.encode_batch(safe)]
+    pairs_in = [("Hello there", "General Kenobi"), ("中文", "x")]
+    assert ours.encode_batch(pairs_in, num_threads=2) == [e.ids for e in ref.encode_batch(pairs_in)]

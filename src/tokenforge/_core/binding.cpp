@@ -1802,14 +1802,32 @@ inline PyObject* WordPiece_encode(WordPieceObject* self, PyObject* arg) {
   return list_of_shared_ints(out.data(), out.size());
 }
 
-// encode_batch(texts: list[str], num_threads: int, flat: bool = False) -> list[list[int]]
-// encode() of every text on num_threads threads, GIL released; with flat: (bytes of uint32
-// ids, bytes of uint64 offsets), text k being ids[offsets[k]:offsets[k+1]].
+// encode_batch(texts: list[str], num_threads: int, flat: bool = False, before: list[int] = [],
+//              after: list[int] = []) -> list[list[int]]
+// encode() of every text on num_threads threads, GIL released, each text's ids between before
+// and after; with flat: (bytes of uint32 ids, bytes of uint64 offsets), text k being
+// ids[offsets[k]:offsets[k+1]].
 inline PyObject* WordPiece_encode_batch(WordPieceObject* self, PyObject* args) {
   if (!wordpiece_ready(self)) return nullptr;
   PyObject* texts;
+  PyObject *before_obj = nullptr, *after_obj = nullptr;
   int num_threads, flat = 0;
-  if (!PyArg_ParseTuple(args, "O!i|p", &PyList_Type, &texts, &num_threads, &flat)) return nullptr;
+  if (!PyArg_ParseTuple(args, "O!i|pO!O!", &PyList_Type, &texts, &num_threads, &flat, &PyList_Type, &before_obj,
+                        &PyList_Type, &after_obj))
+    return nullptr;
+  std::vector<uint32_t> before, after;  // ids put around each text's ids (a post-processor's [CLS] ... [SEP])
+  for (auto [obj, ids] : {std::pair<PyObject*, std::vector<uint32_t>*>{before_obj, &before}, {after_obj, &after}}) {
+    if (!obj) continue;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(obj); ++k) {
+      unsigned long long id = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(obj, k));
+      if (PyErr_Occurred()) return nullptr;
+      if (id > 0xFFFFFFFFull) {
+        PyErr_SetString(PyExc_OverflowError, "encode_batch: an id around the texts is too large");
+        return nullptr;
+      }
+      ids->push_back((uint32_t)id);
+    }
+  }
   const size_t count = (size_t)PyList_GET_SIZE(texts);
   std::vector<std::pair<const char*, size_t>> items(count);
   std::vector<std::vector<uint32_t>> outs;
@@ -1838,7 +1856,9 @@ inline PyObject* WordPiece_encode_batch(WordPieceObject* self, PyObject* args) {
       size_t k = next.fetch_add(1, std::memory_order_relaxed);
       if (k >= count || failed.load(std::memory_order_relaxed)) break;
       try {
+        outs[k].assign(before.begin(), before.end());
         impl.encode_text((const uint8_t*)items[k].first, items[k].second, outs[k]);
+        outs[k].insert(outs[k].end(), after.begin(), after.end());
       } catch (const std::exception&) {
         failed = true;
       }
