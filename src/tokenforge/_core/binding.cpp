@@ -1852,13 +1852,18 @@ inline PyObject* WordPiece_encode_batch(WordPieceObject* self, PyObject* args) {
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   auto work = [&] {
+    // Each text is encoded into this thread's own vector and copied out once: growing
+    // outs[k] in place would write vector headers that share cache lines with the
+    // neighbouring texts another thread is writing (false sharing).
+    std::vector<uint32_t> ids;
     for (;;) {
       size_t k = next.fetch_add(1, std::memory_order_relaxed);
       if (k >= count || failed.load(std::memory_order_relaxed)) break;
       try {
-        outs[k].assign(before.begin(), before.end());
-        impl.encode_text((const uint8_t*)items[k].first, items[k].second, outs[k]);
-        outs[k].insert(outs[k].end(), after.begin(), after.end());
+        ids.assign(before.begin(), before.end());
+        impl.encode_text((const uint8_t*)items[k].first, items[k].second, ids);
+        ids.insert(ids.end(), after.begin(), after.end());
+        outs[k].assign(ids.begin(), ids.end());
       } catch (const std::exception&) {
         failed = true;
       }
