@@ -505,6 +505,55 @@ void fuzz_wordpiece_encode(Reader r) {
   if (got != want) abort();
 }
 
+// The bytes (invalid UTF-8 included) through BERT's normalizer under flags from the first
+// byte, then the split and WordPiece: the written length stays inside the buffer, valid UTF-8
+// stays valid UTF-8, and pure ASCII gives the naive reading (controls dropped or spaced,
+// A-Z lowered); with the normalizer set, encode_text equals encode of the normalized text.
+void fuzz_bert_normalizer(const uint8_t* data, size_t size) {
+  if (size == 0) return;
+  const uint8_t f = data[0];
+  const bool clean = f & 1, chinese = f & 2, strip = f & 4, lower = f & 8;
+  const uint8_t* s = data + 1;
+  const size_t n = size - 1;
+  tf::BertNormalizer norm(clean, chinese, strip, lower);
+  std::string buf;
+  const size_t m = norm.normalize(s, n, buf);
+  if (m > buf.size()) abort();
+  bool valid = true, ascii = true;
+  for (size_t i = 0; i < n;) {
+    size_t len;
+    if (tf::decode_utf8_at(s, n, i, &len) == tf::kBadCodePoint) valid = false;
+    if (s[i] >= 0x80) ascii = false;
+    i += len;
+  }
+  const uint8_t* o = (const uint8_t*)buf.data();
+  if (valid)
+    for (size_t i = 0; i < m;) {
+      size_t len;
+      if (tf::decode_utf8_at(o, m, i, &len) == tf::kBadCodePoint) abort();
+      i += len;
+    }
+  if (ascii) {
+    std::string want;
+    for (size_t i = 0; i < n; ++i) {
+      char c = (char)s[i];
+      if (clean && (c == '\t' || c == '\n' || c == '\r')) c = ' ';
+      else if (clean && (s[i] < 0x20 || s[i] == 0x7F)) continue;
+      if (lower && c >= 'A' && c <= 'Z') c = (char)(c + 32);
+      want += c;
+    }
+    if (want != std::string(buf.data(), m)) abort();
+  }
+  static const std::vector<std::string> toks = {"a", "b", "\xc3\xa9", " ", "ab"};
+  static const std::vector<uint32_t> ids = {1, 2, 3, 4, 5};
+  tf::WordPieceEncoder enc(toks, ids, toks, ids, 0, 8);
+  std::vector<uint32_t> plain, fused;
+  enc.encode(o, m, plain);
+  enc.set_normalizer(clean, chinese, strip, lower);
+  enc.encode_text(s, n, fused);
+  if (plain != fused) abort();
+}
+
 // The bytes as a JSON Lines block: every entry points at the start of a non-blank line, in
 // order; a found value lies inside its line between quotes (or, escaped, inside the side
 // buffer). Whether an accepted line is read as json.loads reads it is checked from Python
@@ -539,6 +588,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz_wordpiece(Reader{data, size});
   fuzz_spm(Reader{data, size});
   fuzz_wordpiece_encode(Reader{data, size});
+  fuzz_bert_normalizer(data, size);
   Model& m = model();
   tf::Text t{data, size};
   for (int pat = 0; pat < 5; ++pat) {

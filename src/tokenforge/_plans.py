@@ -22,9 +22,10 @@ methods only, and picks:
     score-driven BPE: normalization, pre-tokenization and the model in one
     native call per stretch of text.
 ``wordpiece``
-    BERT (a ``WordPiece`` model after ``BertPreTokenizer``): the normalizer in
-    Python, then BERT's split and greedy longest-match-first in one native call
-    per text, batches on threads.
+    BERT (a ``WordPiece`` model after ``BertPreTokenizer``): BERT's normalizer
+    (``BertNormalizer``, or none), BERT's split and greedy longest-match-first in
+    one native call per text, batches on threads without the GIL. Any other
+    normalizer runs in Python before the native split.
 ``python``
     The stages in order, with a memo of encoded pieces. Used for WordLevel,
     WordPiece after other pre-tokenizers, custom components, and whenever ``TOKENFORGE_BACKEND=python``
@@ -55,6 +56,7 @@ from .pretokenizers import RegexSplit
 from .models.bpe import BPE, PieceBPE
 from .models.unigram import Unigram
 from .models.wordpiece import WordPiece
+from .normalizers import BertNormalizer
 from .sentencepiece.constants import SPACE, PieceType
 from .sentencepiece.normalizer import SentencePieceNormalizer
 
@@ -322,8 +324,10 @@ class SentencePiecePlan(Plan):
 
 
 class WordPiecePlan(Plan):
-    """BERT: the normalizer in Python (``normalize_str``), then BERT's split and WordPiece
-    in one native call per text (batches on threads with the GIL released).
+    """BERT: BERT's normalizer, split and WordPiece in one native call per text (batches
+    on threads with the GIL released). A ``BertNormalizer`` (any flags) runs natively
+    (``_core/wordpiece.h``, with HF tokenizers' Unicode tables); any other normalizer runs
+    in Python (``normalize_str``) before the native split.
 
     The native tables are built on first use. A vocabulary the core cannot hold (a token
     that is not valid UTF-8, an id past its range) keeps the Python stages."""
@@ -335,6 +339,15 @@ class WordPiecePlan(Plan):
         super().__init__(normalizer, pre_tokenizer, model)
         self._core = core
         self._native: Any = None  # the WordPieceEncoder; False: the core declined
+        #: (clean_text, handle_chinese_chars, strip_accents, lowercase) when the core normalizes
+        self._flags: tuple[bool, bool, bool, bool] | None = None
+        #: the normalizer Python runs first (None: none, or the core runs it)
+        self._py_normalizer = normalizer
+        if type(normalizer) is BertNormalizer:
+            n = normalizer
+            strip = n.lowercase if n.strip_accents is None else n.strip_accents
+            self._flags = (n.clean_text, n.handle_chinese_chars, strip, n.lowercase)
+            self._py_normalizer = None
 
     def _encoder(self) -> Any:
         enc = self._native
@@ -356,15 +369,23 @@ class WordPiecePlan(Plan):
                         cids.append(i)
                 if not prefix:
                     ctoks, cids = toks, ids
-                enc = self._core.WordPieceEncoder(toks, ids, ctoks, cids, model.unk_id, model.max_input_chars_per_word)
+                enc = self._core.WordPieceEncoder(
+                    toks, ids, ctoks, cids, model.unk_id, model.max_input_chars_per_word, self._flags
+                )
             except (UnicodeError, OverflowError, ValueError, TypeError):
                 enc = False
             self._native = enc
         return enc
 
     def _normalized(self, text: str) -> str:
+        """``text`` as the encoder takes it: lone surrogates replaced, normalized by Python."""
         text = fix_surrogates(text)
-        return self.normalizer.normalize_str(text) if self.normalizer is not None else text
+        return self._py_normalizer.normalize_str(text) if self._py_normalizer is not None else text
+
+    def _inputs(self, texts: list[str]) -> list[str]:
+        if self._py_normalizer is None:
+            return texts  # the core reads each str as it is (UTF-8 of a lone surrogate: UnicodeEncodeError)
+        return [self._normalized(t) for t in texts]
 
     def encode(self, text: str, first: bool = True) -> list[int]:
         if not text:
@@ -372,23 +393,51 @@ class WordPiecePlan(Plan):
         enc = self._native or self._encoder()
         if not enc:
             return super().encode(text, first)
+        if self._py_normalizer is None:
+            try:
+                return enc.encode(text)
+            except UnicodeEncodeError:
+                return enc.encode(fix_surrogates(text))
         return enc.encode(self._normalized(text))
 
     def encode_batch(self, texts: list[str], num_threads: int) -> list[list[int]]:
         enc = self._native or self._encoder()
         if not enc:
             return super().encode_batch(texts, num_threads)
-        return enc.encode_batch([self._normalized(t) for t in texts], num_threads)
+        try:
+            return enc.encode_batch(self._inputs(texts), num_threads)
+        except UnicodeEncodeError:
+            return enc.encode_batch([self._normalized(t) for t in texts], num_threads)
 
     def encode_flat(self, texts: list[str], num_threads: int):
         enc = self._native or self._encoder()
         if not enc:
             return super().encode_flat(texts, num_threads)
-        ids, offsets = enc.encode_batch([self._normalized(t) for t in texts], num_threads, True)
+        try:
+            ids, offsets = enc.encode_batch(self._inputs(texts), num_threads, True)
+        except UnicodeEncodeError:
+            ids, offsets = enc.encode_batch([self._normalized(t) for t in texts], num_threads, True)
         return flat_arrays(ids, offsets)
 
+    def encode_batch_framed(self, texts: list[str], num_threads: int, before: list[int], after: list[int],
+                            flat: bool = False) -> Any:
+        """``encode_batch`` (``flat``: ``encode_flat``) with ``before`` and ``after`` around each
+        text's ids, put there on the native threads: a post-processor's fixed tokens
+        (BERT's ``[CLS]`` ... ``[SEP]``) without a Python step per text. ``None`` when the
+        core declined the vocabulary (the caller takes the ordinary way)."""
+        enc = self._native or self._encoder()
+        if not enc:
+            return None
+        try:
+            got = enc.encode_batch(self._inputs(texts), num_threads, flat, before, after)
+        except UnicodeEncodeError:
+            got = enc.encode_batch([self._normalized(t) for t in texts], num_threads, flat, before, after)
+        return flat_arrays(*got) if flat else got
+
     def describe(self) -> str:
-        return "wordpiece (native split + WordPiece)"
+        if self._flags is not None or self.normalizer is None:
+            return "wordpiece (native BERT normalizer + split + WordPiece)"
+        return "wordpiece (Python normalizer + native split + WordPiece)"
 
 
 # ---------------------------------------------------------------------------

@@ -71,7 +71,7 @@ from .models.bpe import BPE, PieceBPE, _check_dropout
 from .models.unigram import Unigram
 from .models.wordlevel import PieceLookup
 from .normalizers import NormalizedText, Normalizer, normalizer_from_dict
-from .postprocessors import PostProcessor, post_processor_from_dict
+from .postprocessors import BertProcessing, PostProcessor, TemplateProcessing, post_processor_from_dict
 from .pretokenizers import WHITESPACE, Piece, PreTokenizer, RegexSplit, pre_tokenizer_from_dict
 from .padding import Padding, Truncation, pad_encodings, pad_ids, truncate_encodings, truncate_ids
 from .specials import SpecialPolicy, SpecialTokens, cached_special_regex, contains_any
@@ -907,6 +907,9 @@ class Tokenizer:
         texts, allowed, disallowed = self._batch_args("encode_batch", texts, allowed_special, disallowed_special)
         n = default_threads(num_threads)
         if self._batch_is_plain(texts, allowed):
+            framed = self._framed_batch(texts, n, add_special_tokens, False)
+            if framed is not None:
+                return framed
             try:
                 out = self._plan.encode_batch(texts, n)
             except UnicodeEncodeError:
@@ -922,6 +925,21 @@ class Tokenizer:
                 for t in texts
             ]
         return out if self._padding is None else pad_ids(out, self._padding)
+
+    def _framed_batch(self, texts: list[str], n: int, add_special_tokens: bool, flat: bool) -> Any:
+        """The batch with the post-processor's fixed tokens put around each text by the plan
+        (``encode_batch_framed``, on its threads), when that is all post-processing does here:
+        a ``BertProcessing`` or ``TemplateProcessing`` post-processor, no truncation, no
+        padding. Else ``None``."""
+        framed = getattr(self._plan, "encode_batch_framed", None)
+        post = self._post
+        if (
+            framed is None or not add_special_tokens or self._truncation is not None or self._padding is not None
+            or type(post) not in (BertProcessing, TemplateProcessing)
+        ):
+            return None
+        before, after = post.single_sides()
+        return framed(texts, n, [i for i, _ in before], [i for i, _ in after], flat)
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
         """``encode_batch`` with every special-token string read as text and no post-processing."""
@@ -954,6 +972,10 @@ class Tokenizer:
                 return self._plan.encode_flat(batch, n)
             except UnicodeEncodeError:
                 return self._plan.encode_flat([_fix_surrogates(t) for t in batch], n)
+        if self._batch_is_plain(batch, allowed):
+            framed = self._framed_batch(batch, n, add_special_tokens, True)
+            if framed is not None:
+                return framed
         lists = self.encode_batch(batch, num_threads=n, allowed_special=allowed, disallowed_special=disallowed,
                                   add_special_tokens=add_special_tokens)
         offsets = np.zeros(len(lists) + 1, dtype=np.int64)

@@ -1737,13 +1737,24 @@ inline bool wordpiece_table(PyObject* toks, PyObject* ids, const char* name, std
 }
 
 inline int WordPiece_init(WordPieceObject* self, PyObject* args, PyObject* kwds) {
-  static const char* kwlist[] = {"tokens", "ids", "continuing", "continuing_ids", "unk_id", "max_chars", nullptr};
-  PyObject *t1, *i1, *t2, *i2;
+  static const char* kwlist[] = {"tokens", "ids", "continuing", "continuing_ids", "unk_id", "max_chars", "normalizer",
+                                 nullptr};
+  PyObject *t1, *i1, *t2, *i2, *norm = Py_None;
   unsigned long unk;
   Py_ssize_t max_chars;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!O!kn", (char**)kwlist, &PyList_Type, &t1, &PyList_Type, &i1,
-                                   &PyList_Type, &t2, &PyList_Type, &i2, &unk, &max_chars))
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!O!kn|O", (char**)kwlist, &PyList_Type, &t1, &PyList_Type, &i1,
+                                   &PyList_Type, &t2, &PyList_Type, &i2, &unk, &max_chars, &norm))
     return -1;
+  int flags[4] = {0, 0, 0, 0};  // clean_text, handle_chinese_chars, strip_accents, lowercase
+  if (norm != Py_None) {
+    if (!PyTuple_Check(norm) || PyTuple_GET_SIZE(norm) != 4) {
+      PyErr_SetString(PyExc_TypeError, "normalizer must be None or a tuple of 4 bools (clean_text, "
+                                       "handle_chinese_chars, strip_accents, lowercase)");
+      return -1;
+    }
+    for (int k = 0; k < 4; ++k)
+      if ((flags[k] = PyObject_IsTrue(PyTuple_GET_ITEM(norm, k))) < 0) return -1;
+  }
   if (self->impl) return 0;  // immutable: a second __init__ changes nothing
   if (unk > tf::WordPieceEncoder::MAX_ID || max_chars < 0) {
     PyErr_SetString(PyExc_ValueError, "unk_id or max_chars out of range");
@@ -1756,6 +1767,7 @@ inline int WordPiece_init(WordPieceObject* self, PyObject* args, PyObject* kwds)
         !wordpiece_table(t2, i2, "continuing", cont, cont_ids))
       return -1;
     self->impl = new tf::WordPieceEncoder(first, first_ids, cont, cont_ids, (uint32_t)unk, (size_t)max_chars);
+    if (norm != Py_None) self->impl->set_normalizer(flags[0], flags[1], flags[2], flags[3]);
   } catch (const std::exception&) {
     PyErr_NoMemory();
     return -1;
@@ -1774,7 +1786,10 @@ inline bool wordpiece_ready(WordPieceObject* self) {
   return false;
 }
 
-// encode(text: str) -> list[int]: BERT's split and WordPiece of normalized text.
+// encode(text: str) -> list[int]: BERT's split and WordPiece of the text, normalized first by
+// BERT's normalizer when the encoder was given its flags (normalizer=(clean_text,
+// handle_chinese_chars, strip_accents, lowercase), strip_accents resolved), else taken as
+// normalized.
 inline PyObject* WordPiece_encode(WordPieceObject* self, PyObject* arg) {
   if (!wordpiece_ready(self)) return nullptr;
   Py_ssize_t n;
@@ -1782,19 +1797,37 @@ inline PyObject* WordPiece_encode(WordPieceObject* self, PyObject* arg) {
   if (!s) return nullptr;
   std::vector<uint32_t> out;
   const tf::WordPieceEncoder& impl = *self->impl;
-  if (!run_released((size_t)n >= tf::spm::RELEASE_GIL_AT, [&] { impl.encode((const uint8_t*)s, (size_t)n, out); }))
+  if (!run_released((size_t)n >= tf::spm::RELEASE_GIL_AT, [&] { impl.encode_text((const uint8_t*)s, (size_t)n, out); }))
     return nullptr;
   return list_of_shared_ints(out.data(), out.size());
 }
 
-// encode_batch(texts: list[str], num_threads: int, flat: bool = False) -> list[list[int]]
-// encode() of every text on num_threads threads, GIL released; with flat: (bytes of uint32
-// ids, bytes of uint64 offsets), text k being ids[offsets[k]:offsets[k+1]].
+// encode_batch(texts: list[str], num_threads: int, flat: bool = False, before: list[int] = [],
+//              after: list[int] = []) -> list[list[int]]
+// encode() of every text on num_threads threads, GIL released, each text's ids between before
+// and after; with flat: (bytes of uint32 ids, bytes of uint64 offsets), text k being
+// ids[offsets[k]:offsets[k+1]].
 inline PyObject* WordPiece_encode_batch(WordPieceObject* self, PyObject* args) {
   if (!wordpiece_ready(self)) return nullptr;
   PyObject* texts;
+  PyObject *before_obj = nullptr, *after_obj = nullptr;
   int num_threads, flat = 0;
-  if (!PyArg_ParseTuple(args, "O!i|p", &PyList_Type, &texts, &num_threads, &flat)) return nullptr;
+  if (!PyArg_ParseTuple(args, "O!i|pO!O!", &PyList_Type, &texts, &num_threads, &flat, &PyList_Type, &before_obj,
+                        &PyList_Type, &after_obj))
+    return nullptr;
+  std::vector<uint32_t> before, after;  // ids put around each text's ids (a post-processor's [CLS] ... [SEP])
+  for (auto [obj, ids] : {std::pair<PyObject*, std::vector<uint32_t>*>{before_obj, &before}, {after_obj, &after}}) {
+    if (!obj) continue;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(obj); ++k) {
+      unsigned long long id = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(obj, k));
+      if (PyErr_Occurred()) return nullptr;
+      if (id > 0xFFFFFFFFull) {
+        PyErr_SetString(PyExc_OverflowError, "encode_batch: an id around the texts is too large");
+        return nullptr;
+      }
+      ids->push_back((uint32_t)id);
+    }
+  }
   const size_t count = (size_t)PyList_GET_SIZE(texts);
   std::vector<std::pair<const char*, size_t>> items(count);
   std::vector<std::vector<uint32_t>> outs;
@@ -1819,11 +1852,18 @@ inline PyObject* WordPiece_encode_batch(WordPieceObject* self, PyObject* args) {
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   auto work = [&] {
+    // Each text is encoded into this thread's own vector and copied out once: growing
+    // outs[k] in place would write vector headers that share cache lines with the
+    // neighbouring texts another thread is writing (false sharing).
+    std::vector<uint32_t> ids;
     for (;;) {
       size_t k = next.fetch_add(1, std::memory_order_relaxed);
       if (k >= count || failed.load(std::memory_order_relaxed)) break;
       try {
-        impl.encode((const uint8_t*)items[k].first, items[k].second, outs[k]);
+        ids.assign(before.begin(), before.end());
+        impl.encode_text((const uint8_t*)items[k].first, items[k].second, ids);
+        ids.insert(ids.end(), after.begin(), after.end());
+        outs[k].assign(ids.begin(), ids.end());
       } catch (const std::exception&) {
         failed = true;
       }
@@ -1847,8 +1887,24 @@ inline PyObject* WordPiece_encode_batch(WordPieceObject* self, PyObject* args) {
   return result;
 }
 
+// normalize(text: str) -> str: the text after the encoder's normalizer (as it is without one).
+inline PyObject* WordPiece_normalize(WordPieceObject* self, PyObject* arg) {
+  if (!wordpiece_ready(self)) return nullptr;
+  Py_ssize_t n;
+  const char* s = PyUnicode_AsUTF8AndSize(arg, &n);
+  if (!s) return nullptr;
+  const tf::BertNormalizer* norm = self->impl->normalizer();
+  if (!norm) return PyUnicode_FromStringAndSize(s, n);
+  std::string buf;
+  size_t m = 0;
+  if (!run_released((size_t)n >= tf::spm::RELEASE_GIL_AT, [&] { m = norm->normalize((const uint8_t*)s, (size_t)n, buf); }))
+    return nullptr;
+  return PyUnicode_DecodeUTF8(buf.data(), (Py_ssize_t)m, "strict");
+}
+
 inline PyMethodDef WordPiece_methods[] = {
-    {"encode", (PyCFunction)WordPiece_encode, METH_O, "Ids of normalized text: BERT's split, then WordPiece."},
+    {"encode", (PyCFunction)WordPiece_encode, METH_O, "Ids of the text: BERT's normalizer (if set), split and WordPiece."},
+    {"normalize", (PyCFunction)WordPiece_normalize, METH_O, "The text after the encoder's BERT normalizer."},
     {"encode_batch", (PyCFunction)WordPiece_encode_batch, METH_VARARGS,
      "encode() of a list of str on threads with the GIL released (flat=True: ids and offsets as bytes)."},
     {nullptr, nullptr, 0, nullptr},
@@ -1899,8 +1955,9 @@ inline int add_types(PyObject* m) {
                "WordCounter(): the word counts of SentencePiece training (add_lines, pack, merge, to_dicts).",
                WordCounter_new, nullptr, (destructor)WordCounter_dealloc, WordCounter_methods) < 0 ||
       add_type(m, WordPieceType, "tokenforge._core.WordPieceEncoder", sizeof(WordPieceObject),
-               "WordPieceEncoder(tokens, ids, continuing, continuing_ids, unk_id, max_chars): BERT's split and "
-               "WordPiece.",
+               "WordPieceEncoder(tokens, ids, continuing, continuing_ids, unk_id, max_chars, normalizer=None): "
+               "BERT's normalizer (normalizer=(clean_text, handle_chinese_chars, strip_accents, lowercase)), "
+               "split and WordPiece.",
                PyType_GenericNew, (initproc)WordPiece_init, (destructor)WordPiece_dealloc, WordPiece_methods) < 0;
   return failed ? -1 : 0;
 }

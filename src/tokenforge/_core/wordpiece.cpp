@@ -5,6 +5,10 @@
 
 #include "common.h"
 #include "unicode_tables.h"
+#include "bert_tables.h"
+
+#include <algorithm>
+#include <cstring>
 
 namespace tf {
 
@@ -95,22 +99,53 @@ void WordPieceEncoder::encode_word(const uint8_t* w, size_t n, size_t chars, std
   }
 }
 
+namespace {
+// The split class of each ASCII byte: 0 part of a word, 1 white space, 2 punctuation.
+struct AsciiClasses {
+  uint8_t c[128];
+  AsciiClasses() {
+    for (uint32_t b = 0; b < 128; ++b) c[b] = bert_whitespace(b) ? 1 : bert_punctuation(b) ? 2 : 0;
+  }
+};
+const AsciiClasses kAsciiClasses;
+constexpr uint64_t kSpaces8 = 0x2020202020202020ull;
+}  // namespace
+
 void WordPieceEncoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
   size_t word = 0, chars = 0;  // the word being read: s[word:i], `chars` code points
   size_t i = 0;
   while (i < n) {
-    size_t len;
-    uint32_t cp;
+    size_t len = 1;
+    bool space, punct;
     if (s[i] < 0x80) {
-      cp = s[i];
-      len = 1;
+      const uint8_t k = kAsciiClasses.c[s[i]];
+      if (k == 0) {  // a run of ASCII word bytes, read at once
+        if (!chars) word = i;
+        size_t j = i + 1;
+        while (j < n && s[j] < 0x80 && kAsciiClasses.c[s[j]] == 0) ++j;
+        chars += j - i;
+        i = j;
+        continue;
+      }
+      if (s[i] == ' ') {  // a space ends the word; the spaces after it go 8 bytes at a time
+        if (chars) encode_word(s + word, i - word, chars, out);
+        chars = 0;
+        ++i;
+        uint64_t x;
+        while (i + 8 <= n && (std::memcpy(&x, s + i, 8), x == kSpaces8)) i += 8;
+        continue;
+      }
+      space = k == 1;
+      punct = k == 2;
     } else {
-      cp = decode_utf8_at(s, n, i, &len);
+      const uint32_t cp = decode_utf8_at(s, n, i, &len);
+      space = bert_whitespace(cp);
+      punct = !space && bert_punctuation(cp);
     }
-    if (bert_whitespace(cp)) {
+    if (space) {
       if (chars) encode_word(s + word, i - word, chars, out);
       chars = 0;
-    } else if (bert_punctuation(cp)) {
+    } else if (punct) {
       if (chars) encode_word(s + word, i - word, chars, out);
       chars = 0;
       encode_word(s + i, len, 1, out);
@@ -121,6 +156,200 @@ void WordPieceEncoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>&
     i += len;
   }
   if (chars) encode_word(s + word, n - word, chars, out);
+}
+
+}  // namespace tf
+
+// --- BERT's normalizer ---------------------------------------------------------------------
+
+namespace tf {
+
+namespace {
+
+inline size_t put_utf8(uint8_t* o, uint32_t cp) {
+  if (cp < 0x80) {
+    o[0] = (uint8_t)cp;
+    return 1;
+  }
+  if (cp < 0x800) {
+    o[0] = (uint8_t)(0xC0 | (cp >> 6));
+    o[1] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    o[0] = (uint8_t)(0xE0 | (cp >> 12));
+    o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+    o[2] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  o[0] = (uint8_t)(0xF0 | (cp >> 18));
+  o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+  o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+  o[3] = (uint8_t)(0x80 | (cp & 0x3F));
+  return 4;
+}
+
+// Hangul syllables: the arithmetic decomposition of Unicode's chapter 3.12.
+constexpr uint32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0x11A7;
+constexpr uint32_t kTCount = 28, kNCount = 21 * 28, kSCount = 11172;
+// Most bytes one character can add to the output: a space, a decomposition of at most 4
+// characters each lowercased to at most 3, a space (4 bytes each, generously).
+constexpr size_t kCharRoom = 64;
+
+// The output being written: the normalized characters, the run of non-starters held back.
+struct NormOut {
+  std::string& buf;
+  uint8_t* o;
+  size_t w = 0;
+  bool lower;
+  std::vector<std::pair<uint32_t, uint32_t>>& run;  // (combining class, code point)
+
+  NormOut(std::string& b, bool low, std::vector<std::pair<uint32_t, uint32_t>>& r)
+      : buf(b), o((uint8_t*)&b[0]), lower(low), run(r) {}
+
+  // Room for `extra` more bytes.
+  void ensure(size_t extra) {
+    if (w + extra > buf.size()) {
+      buf.resize((w + extra) * 2);
+      o = (uint8_t*)&buf[0];
+    }
+  }
+  // A final character (after NFD and mark removal): lowercased if asked, written.
+  void put(uint32_t cp) { put(cp, tf_bert::lookup(cp)); }
+  void put(uint32_t cp, const tf_bert::Rec& r) {  // r: cp's record
+    if (lower) {
+      if (r.flags & tf_bert::LOWER) {
+        for (unsigned k = 0; k < r.low_len; ++k) w += put_utf8(o + w, tf_bert::pool[r.low_off + k]);
+        return;
+      }
+    }
+    w += put_utf8(o + w, cp);
+  }
+  // The held-back non-starters in canonical order, nonspacing marks dropped.
+  void flush(size_t room) {
+    if (run.empty()) return;
+    ensure(run.size() * 12 + room);
+    if (run.size() > 1)
+      std::stable_sort(run.begin(), run.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& x : run)
+      if (!(tf_bert::lookup(x.second).flags & tf_bert::MN)) put(x.second);
+    run.clear();
+  }
+  // One character of the NFD form (strip on): starters flush the run, marks are dropped.
+  void decomposed(uint32_t cp, size_t room) { decomposed(cp, tf_bert::lookup(cp), room); }
+  void decomposed(uint32_t cp, const tf_bert::Rec& r, size_t room) {
+    if (r.flags & tf_bert::NONSTARTER) {
+      run.emplace_back(r.ccc, cp);
+      return;
+    }
+    flush(room);
+    if (!(r.flags & tf_bert::MN)) put(cp, r);
+  }
+};
+
+}  // namespace
+
+BertNormalizer::BertNormalizer(bool clean, bool chinese, bool strip, bool lower)
+    : clean_(clean), chinese_(chinese), strip_(strip), lower_(lower) {
+  for (int b = 0; b < 128; ++b) {
+    uint8_t v = (uint8_t)b;
+    if (clean) {
+      if (b == '\t' || b == '\n' || b == '\r') v = ' ';
+      else if (b < 0x20 || b == 0x7F) v = 0xFF;  // NUL and the other C0 controls, DEL
+    }
+    if (lower && v >= 'A' && v <= 'Z') v = (uint8_t)(v + 32);
+    ascii_[b] = v;
+  }
+}
+
+size_t BertNormalizer::normalize(const uint8_t* s, size_t n, std::string& buf) const {
+  thread_local std::vector<std::pair<uint32_t, uint32_t>> run;
+  run.clear();
+  if (buf.size() < n + kCharRoom) buf.resize(n + kCharRoom);
+  NormOut out(buf, lower_, run);
+  // Invariant: before each input character, out has room for the rest of the input plus
+  // kCharRoom bytes, so an ASCII byte (one byte out at most) never checks.
+  size_t i = 0;
+  while (i < n) {
+    const uint8_t b = s[i];
+    if (b < 0x80) {  // a run of ASCII bytes: one table lookup each
+      if (!run.empty()) out.flush(n - i + kCharRoom);
+      uint8_t* o = out.o;
+      size_t w = out.w;
+      do {
+        if (s[i] == ' ') {  // runs of spaces, 8 bytes at a time
+          uint64_t x;
+          while (i + 8 <= n && (std::memcpy(&x, s + i, 8), x == kSpaces8)) {
+            std::memcpy(o + w, &x, 8);
+            w += 8;
+            i += 8;
+          }
+          if (i >= n || s[i] >= 0x80) break;
+        }
+        const uint8_t v = ascii_[s[i]];
+        o[w] = v;
+        w += v != 0xFF;
+      } while (++i < n && s[i] < 0x80);
+      out.w = w;
+      continue;
+    }
+    size_t len;
+    uint32_t cp = decode_utf8_at(s, n, i, &len);
+    i += len;
+    const size_t room = n - i + kCharRoom;
+    out.ensure(room);
+    if (cp == kBadCodePoint) {  // not from a str (always valid UTF-8): the byte is kept as it is
+      out.flush(room);
+      out.o[out.w++] = b;
+      continue;
+    }
+    const tf_bert::Rec& r = tf_bert::lookup(cp);
+    if (clean_) {
+      if (r.flags & tf_bert::DROP) continue;
+      if (r.flags & tf_bert::SPACE) cp = ' ';
+    }
+    const bool pad = chinese_ && (r.flags & tf_bert::CJK) && cp != ' ';
+    if (!strip_) {
+      if (pad) out.o[out.w++] = ' ';
+      if (cp == ' ')
+        out.o[out.w++] = ' ';
+      else
+        out.put(cp, r);
+      if (pad) out.o[out.w++] = ' ';
+      continue;
+    }
+    if (pad) out.decomposed(' ', room);
+    if (cp - kSBase < kSCount) {  // a Hangul syllable: L V (T), all starters
+      const uint32_t k = cp - kSBase;
+      out.decomposed(kLBase + k / kNCount, room);
+      out.decomposed(kVBase + (k % kNCount) / kTCount, room);
+      if (k % kTCount) out.decomposed(kTBase + k % kTCount, room);
+    } else if (cp != ' ' && (r.flags & tf_bert::DECOMP)) {
+      for (unsigned k = 0; k < r.dec_len; ++k) out.decomposed(tf_bert::pool[r.dec_off + k], room);
+    } else if (cp == ' ') {
+      out.decomposed(' ', room);
+    } else {
+      out.decomposed(cp, r, room);
+    }
+    if (pad) out.decomposed(' ', room);
+  }
+  out.flush(kCharRoom);
+  return out.w;
+}
+
+void WordPieceEncoder::set_normalizer(bool clean, bool chinese, bool strip, bool lower) {
+  norm_.reset(new BertNormalizer(clean, chinese, strip, lower));
+}
+
+void WordPieceEncoder::encode_text(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
+  if (!norm_) {
+    encode(s, n, out);
+    return;
+  }
+  thread_local std::string buf;
+  const size_t m = norm_->normalize(s, n, buf);
+  encode((const uint8_t*)buf.data(), m, out);
+  if (buf.size() > (size_t{1} << 24)) std::string().swap(buf);  // keep no huge buffer per thread
 }
 
 }  // namespace tf
