@@ -277,7 +277,7 @@ class Tokenizer:
         self._plain = not self._has_normalized and all(t.special for t in self._added)
         self._plan_encode = self._plan.encode
         self._byte_level = isinstance(decoder, ByteLevelDecoder) and (
-            isinstance(model, BPE) or isinstance(self._plan, _plans.RankBPEPlan)
+            isinstance(model, BPE) or isinstance(self._plan, _plans.ByteBPEPlan)
         )
         self._fast_decode = self._plan.decode_bytes if self._byte_level else None
         self._sorted_token_bytes: list[bytes] | None = None
@@ -320,7 +320,8 @@ class Tokenizer:
 
     @property
     def plan(self) -> str:
-        """How this tokenizer encodes: ``"rank-bpe"``, ``"sentencepiece"`` or ``"python"``
+        """How this tokenizer encodes: ``"rank-bpe"``, ``"pair-bpe"``, ``"sentencepiece"``,
+        ``"wordpiece"`` or ``"python"``
         (see :mod:`tokenforge._plans`)."""
         return self._plan.name
 
@@ -336,7 +337,7 @@ class Tokenizer:
         pre = self._pre
         if isinstance(pre, RegexSplit):
             return pre.pattern
-        if isinstance(self._plan, _plans.RankBPEPlan) and self._plan.pattern is not None:
+        if isinstance(self._plan, _plans.ByteBPEPlan) and self._plan.pattern is not None:
             return self._plan.pattern.pattern
         return None
 
