@@ -60,7 +60,7 @@ from typing import Any
 
 from . import _native, decoders, normalizers, pretokenizers
 from .pretokenizers import RegexSplit
-from .models.bpe import BPE, PieceBPE
+from .models.bpe import BPE, PieceBPE, byte_level_tables
 from .models.unigram import Unigram
 from .models.wordpiece import WordPiece
 from .sentencepiece.constants import SPACE, PieceType
@@ -484,9 +484,12 @@ def _rank_bpe_plan(normalizer, pre, model, decoder, added, backend) -> Plan | No
         pattern_str = byte_level_pattern(pre)
         if pattern_str is None or not isinstance(decoder, decoders.ByteLevel):
             return None
-        ranks_model = BPE.from_byte_level_pieces(model, frozenset(added), check_merges=False)
+        tables = byte_level_tables(model, frozenset(added))
+        if tables is None:
+            return None
+        ranks_model = BPE.from_byte_level_pieces(model, frozenset(added), check_merges=False, tables=tables)
         if ranks_model is None:
-            pair = BPE.byte_level_pair_model(model, frozenset(added))
+            pair = BPE.byte_level_pair_model(model, frozenset(added), tables=tables)
             if pair is None:
                 return None
             ranks_model, pair_merges = pair
@@ -506,7 +509,7 @@ def _rank_bpe_plan(normalizer, pre, model, decoder, added, backend) -> Plan | No
         pairs = [(ranks[a], ranks[b]) for a, b in ranks_model.merges or ()]
         if plan.core.first_underived_merge(pairs) < 0:  # BPE.first_underived_merge, natively
             return plan
-        pair = BPE.byte_level_pair_model(model, frozenset(added))  # merges the ranks do not imply
+        pair = BPE.byte_level_pair_model(model, frozenset(added), tables=tables)  # merges the ranks do not imply
         if pair is None:
             return None
         ranks_model, pair_merges = pair

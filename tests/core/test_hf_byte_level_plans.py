@@ -131,6 +131,8 @@ def test_every_text_file_and_adversarial_input_matches_hf(pair, shared_data):
     assert tok.encode_batch(texts, allowed_special="all", num_threads=1) == want
     ids, offsets = tok.encode_batch_to_numpy(texts, allowed_special="all")
     assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(texts))] == want
+    for w in want[:200:7]:  # native decoding of the plan
+        assert tok.decode(w) == ref.decode(w, skip_special_tokens=False)
 
 
 def test_the_plan_equals_the_python_stages(pair, shared_data):

@@ -236,7 +236,8 @@ class BPE(Model):
 
     @classmethod
     def from_byte_level_pieces(
-        cls, model: "PieceBPE", skip_ids: frozenset[int] = frozenset(), check_merges: bool = True
+        cls, model: "PieceBPE", skip_ids: frozenset[int] = frozenset(), check_merges: bool = True,
+        tables: "tuple[dict[int, bytes], dict[bytes, int]] | None" = None,
     ) -> "BPE | None":
         """The rank model giving the same ids as HF's byte-level ``BPE`` model ``model``
         (tokens in GPT-2's printable alphabet, merges by priority), or ``None`` when rank
@@ -249,9 +250,11 @@ class BPE(Model):
         whole first as rank BPE does: or is no two tokens joined), all 256 bytes are
         tokens, and the merge list is
         the one the ranks imply (:meth:`first_underived_merge`; ``check_merges=False``
-        leaves that check to a caller that runs it natively).
+        leaves that check to a caller that runs it natively). ``tables``: what
+        :func:`byte_level_tables` gave for the same arguments, when the caller has it.
         """
-        tables = _byte_level_tables(model, skip_ids)
+        if tables is None:
+            tables = byte_level_tables(model, skip_ids)
         if tables is None:
             return None
         vocab, ranks = tables
@@ -289,7 +292,8 @@ class BPE(Model):
 
     @classmethod
     def byte_level_pair_model(
-        cls, model: "PieceBPE", skip_ids: frozenset[int] = frozenset()
+        cls, model: "PieceBPE", skip_ids: frozenset[int] = frozenset(),
+        tables: "tuple[dict[int, bytes], dict[bytes, int]] | None" = None,
     ) -> "tuple[BPE, list[tuple[int, int, int]]] | None":
         """HF's byte-level ``BPE`` model ``model`` as tables for merging by merge priority
         (the native core's pair mode): ``(vocabulary model, merges)``, where the vocabulary
@@ -299,8 +303,9 @@ class BPE(Model):
         is not plain byte-level BPE: dropout, an unknown token, prefixes or suffixes, byte
         fallback, a token that is not in GPT-2's byte alphabet, two tokens with the same
         bytes, a single byte that is not a token, or a merge that names an id in
-        ``skip_ids`` (added tokens)."""
-        tables = _byte_level_tables(model, skip_ids)
+        ``skip_ids`` (added tokens). ``tables``: as for :meth:`from_byte_level_pieces`."""
+        if tables is None:
+            tables = byte_level_tables(model, skip_ids)
         if tables is None:
             return None
         vocab, ranks = tables
@@ -562,7 +567,7 @@ class BPE(Model):
         return cls(vocab, merges)
 
 
-def _byte_level_tables(model: "PieceBPE", skip_ids: frozenset[int]) -> tuple[dict[int, bytes], dict[bytes, int]] | None:
+def byte_level_tables(model: "PieceBPE", skip_ids: frozenset[int]) -> tuple[dict[int, bytes], dict[bytes, int]] | None:
     """``({id: bytes}, {bytes: id})`` of a plain byte-level HF ``BPE`` model's tokens (ids
     in ``skip_ids`` left out), or ``None`` when the model is not one (see
     :meth:`BPE.from_byte_level_pieces`)."""
