@@ -179,7 +179,9 @@ def test_generated_text_matches_hf(pair, parts):
 # Several merges making one token: merge priority is not rank merging
 
 
-def _tiny_json(path: Path, tokens: list[str], merges: list[tuple[str, str]], ignore_merges: bool) -> Path:
+def _tiny_json(
+    path: Path, tokens: list[str], merges: list[tuple[str, str]], ignore_merges: bool, pattern: str = PATTERNS["llama3"]
+) -> Path:
     """A byte-level tokenizer.json: the 256 byte tokens, then ``tokens`` (plain ASCII)."""
     from tokenizers import Regex, decoders, models, pre_tokenizers
 
@@ -188,7 +190,7 @@ def _tiny_json(path: Path, tokens: list[str], merges: list[tuple[str, str]], ign
         vocab.setdefault(t, len(vocab))
     tok = tokenizers.Tokenizer(models.BPE(vocab, list(merges), ignore_merges=ignore_merges))
     tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(PATTERNS["llama3"]), "isolated"),
+        pre_tokenizers.Split(Regex(pattern), "isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
     ])
     tok.decoder = decoders.ByteLevel()
@@ -251,7 +253,7 @@ def test_llama3_tokens_made_by_several_merges_match_hf(pair):
     # (overlapping candidates for the same token), short and long (the heap path).
     name, tok, ref = pair
     if name != "llama3":
-        pytest.skip("Llama 3's merge list has several merges per token")
+        pytest.skip("only Llama 3's merge list has several merges per token")
     from tokenforge.bytelevel import decode_string
 
     splits: dict[bytes, list[tuple[bytes, bytes]]] = {}
@@ -310,3 +312,20 @@ def test_random_merge_lists_match_hf(tmp_path, seed):
     texts += ["".join(rng.choice(letters) for _ in range(rng.randrange(120, 900))) for _ in range(40)]
     texts += [" ".join(texts[k : k + 30]) for k in range(0, 300, 30)]
     _check_all(path, texts)
+
+
+@pytest.mark.parametrize("ignore_merges", [True, False])
+def test_a_pattern_without_a_native_scanner_keeps_the_pair_merge(tmp_path, ignore_merges):
+    # The regex module splits, the core merges each piece by priority (and memoises it).
+    listed = [("a", "ba"), ("a", "b"), ("b", "a"), ("ab", "a"), ("aba", "ab")]
+    path = _tiny_json(tmp_path / "t.json", ["aba", "ab", "ba", "abaab"], listed, ignore_merges, r" ?[ab]+|\s+|[^ab\s]+")
+    tok = tokenforge.load(path)
+    assert tok.plan == "pair-bpe" and not tok.threaded_batches
+    ref = tokenizers.Tokenizer.from_file(str(path))
+    rng = random.Random(3)
+    texts = ["".join(rng.choice("ab  x") for _ in range(rng.randrange(1, 40))) for _ in range(500)]
+    texts += ["abaab", " abaab", "abaab" * 60, "ab" * 200 + " x"]
+    want = _hf_encode(ref, texts)
+    assert [tok.encode(t) for t in texts] == want
+    assert [tok.encode(t) for t in texts] == want  # again, from the memo
+    assert tok.encode_batch(texts) == want
