@@ -103,6 +103,7 @@ UNITS = [
     "bpe",
     "backtrack",
     "core_bpe",
+    "pair_bpe",
     "ranks",
     "jsonl",
     "bpe_train",

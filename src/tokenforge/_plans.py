@@ -17,6 +17,13 @@ methods only, and picks:
     merge ``k`` makes a token whose id grows with ``k``, every multi-byte token is
     made by a merge unless the model sets ``ignore_merges``, all 256 bytes are
     tokens, and the merge list is the one the ranks imply (checked natively).
+    An ``NFC`` normalizer (Qwen2) is applied first, to the texts not in NFC already.
+``pair-bpe``
+    HF's byte-level ``BPE`` model whose merge list the ranks do not imply (Llama 3's
+    ``tokenizer.json``, made by transformers' ``TikTokenConverter``, lists every split
+    of every token as a merge): the same scanner, whole-piece lookup (with
+    ``ignore_merges``), piece cache and threaded batches, but the native merge picks
+    the adjacent pair of lowest merge index (leftmost on ties), as HF does.
 ``sentencepiece``
     sentencepiece's normalizer fused with its Unigram lattice or its
     score-driven BPE: normalization, pre-tokenization and the model in one
@@ -47,13 +54,14 @@ from __future__ import annotations
 
 import os
 import functools
+import unicodedata
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from . import _native, decoders, pretokenizers
+from . import _native, decoders, normalizers, pretokenizers
 from .pretokenizers import RegexSplit
-from .models.bpe import BPE, PieceBPE
+from .models.bpe import BPE, PieceBPE, byte_level_tables
 from .models.unigram import Unigram
 from .models.wordpiece import WordPiece
 from .normalizers import BertNormalizer
@@ -178,13 +186,17 @@ class Plan:
         return self.name
 
 
-class RankBPEPlan(Plan):
-    """Byte-level BPE by rank: native scanner (named patterns) + native rank merge."""
+class ByteBPEPlan(Plan):
+    """Byte-level BPE in the native core: the native scanner (named patterns) or the
+    ``regex`` module, whole-piece lookup, the native merge, and an optional NFC normalizer
+    (applied in Python, only to the texts that are not in NFC already)."""
 
-    name = "rank-bpe"
-
-    def __init__(self, normalizer, pre_tokenizer, model, ranks_model: BPE, pattern: RegexSplit | None, backend: str, token_bytes):
-        """``token_bytes``: ``{id: bytes}`` of the added tokens, which decode to their text."""
+    def __init__(
+        self, normalizer, pre_tokenizer, model, ranks_model: BPE, pattern: RegexSplit | None, backend: str,
+        token_bytes, pair_merges: Sequence[tuple[int, int, int]] | None = None, whole: bool = True,
+    ):
+        """``token_bytes``: ``{id: bytes}`` of the added tokens, which decode to their text.
+        ``pair_merges``/``whole``: merge by priority (see :meth:`BPE.native_encoder`)."""
         super().__init__(normalizer, pre_tokenizer, model)
         self.ranks_model = ranks_model
         self.pattern = pattern
@@ -193,12 +205,33 @@ class RankBPEPlan(Plan):
             scanner = _native.SCANNERS[pattern.name]
         self.native_split = scanner >= 0
         self.threaded = self.native_split
-        self.core = ranks_model.native_encoder(token_bytes, scanner, backend)
+        self.core = ranks_model.native_encoder(token_bytes, scanner, backend, pair_merges, whole)
         self.decode_bytes = self.core.decode_bytes
+        self._whole = whole
+        self._nfc = normalizer is not None  # only NFC compiles to this plan
+
+    def _normalized(self, text: str) -> str:
+        if self._nfc and not unicodedata.is_normalized("NFC", text):
+            return self.normalizer.normalize_str(text)
+        return text
+
+    def _normalized_batch(self, texts: list[str]) -> list[str]:
+        if not self._nfc:
+            return texts
+        out: list[str] | None = None
+        is_normalized = unicodedata.is_normalized
+        for k, t in enumerate(texts):
+            if not is_normalized("NFC", t):
+                if out is None:
+                    out = list(texts)
+                out[k] = self.normalizer.normalize_str(t)
+        return texts if out is None else out
 
     def encode(self, text: str, first: bool = True) -> list[int]:
         if not text:
             return []
+        if self._nfc:
+            text = self._normalized(text)
         core = self.core
         if self.native_split:
             return core.encode_ordinary(text)
@@ -206,7 +239,7 @@ class RankBPEPlan(Plan):
         if self.pattern is None:
             return core.encode_piece(text.encode("utf-8"))
         cache = self._cache
-        ranks_get = self.ranks_model.ranks.get
+        ranks_get = self.ranks_model.ranks.get if self._whole else {}.get
         encode_piece = core.encode_piece
         append = data_ids.append
         extend = data_ids.extend
@@ -233,13 +266,13 @@ class RankBPEPlan(Plan):
 
     def encode_batch(self, texts: list[str], num_threads: int) -> list[list[int]]:
         if self.native_split:
-            return self.core.encode_ordinary_batch(texts, num_threads)
+            return self.core.encode_ordinary_batch(self._normalized_batch(texts), num_threads)
         return super().encode_batch(texts, num_threads)
 
     def encode_flat(self, texts: list[str], num_threads: int):
         if not self.native_split:
             return super().encode_flat(texts, num_threads)
-        ids, offsets = self.core.encode_ordinary_batch_flat(texts, num_threads)
+        ids, offsets = self.core.encode_ordinary_batch_flat(self._normalized_batch(texts), num_threads)
         return flat_arrays(ids, offsets)
 
     def encode_u32(self, text: str):
@@ -247,11 +280,32 @@ class RankBPEPlan(Plan):
             return super().encode_u32(text)
         import numpy as np
 
-        return np.frombuffer(self.core.encode_ordinary_u32(text), dtype=np.uint32)
+        return np.frombuffer(self.core.encode_ordinary_u32(self._normalized(text)), dtype=np.uint32)
+
+    #: What the native merge does, for describe().
+    merge_kind = ""
 
     def describe(self) -> str:
         how = "native scanner" if self.native_split else ("regex split" if self.pattern is not None else "no split")
-        return f"rank-bpe ({how} + native rank merge)"
+        nfc = "NFC + " if self._nfc else ""
+        return f"{self.name} ({nfc}{how} + native {self.merge_kind})"
+
+
+class RankBPEPlan(ByteBPEPlan):
+    """Byte-level BPE by rank (tiktoken's algorithm): ``ranks_model`` is a rank model
+    giving the tokenizer's ids."""
+
+    name = "rank-bpe"
+    merge_kind = "rank merge"
+
+
+class PairBPEPlan(ByteBPEPlan):
+    """Byte-level BPE by merge priority (HF tokenizers' ``BPE`` model), for merge lists
+    that ranks do not imply (Llama 3's ``tokenizer.json`` lists every split of every
+    token). ``ranks_model`` only maps token bytes to ids here; it is not a rank model."""
+
+    name = "pair-bpe"
+    merge_kind = "merge by priority"
 
 
 class SentencePiecePlan(Plan):
@@ -467,8 +521,9 @@ def compile_plan(
 
 
 def _rank_bpe_plan(normalizer, pre, model, decoder, added, backend) -> Plan | None:
-    if normalizer is not None:
+    if normalizer is not None and type(normalizer) is not normalizers.NFC:
         return None
+    pair_merges = None
     if isinstance(model, BPE):
         if pre is not None and not isinstance(pre, RegexSplit):
             return None
@@ -478,9 +533,15 @@ def _rank_bpe_plan(normalizer, pre, model, decoder, added, backend) -> Plan | No
         pattern_str = byte_level_pattern(pre)
         if pattern_str is None or not isinstance(decoder, decoders.ByteLevel):
             return None
-        ranks_model = BPE.from_byte_level_pieces(model, frozenset(added), check_merges=False)
-        if ranks_model is None:
+        tables = byte_level_tables(model, frozenset(added))
+        if tables is None:
             return None
+        ranks_model = BPE.from_byte_level_pieces(model, frozenset(added), check_merges=False, tables=tables)
+        if ranks_model is None:
+            pair = BPE.byte_level_pair_model(model, frozenset(added), tables=tables)
+            if pair is None:
+                return None
+            ranks_model, pair_merges = pair
         pattern = RegexSplit(pattern_str, oniguruma=True)  # the pattern of an HF Split
     else:
         return None
@@ -489,13 +550,19 @@ def _rank_bpe_plan(normalizer, pre, model, decoder, added, backend) -> Plan | No
     # (a hand-made rank file) would make it huge, so such tokenizers stay in Python.
     if max([ranks_model.max_id(), *token_bytes]) >= 2 * (len(ranks_model) + len(token_bytes)) + 65536:
         return None
-    plan = RankBPEPlan(normalizer, pre, model, ranks_model, pattern, backend, token_bytes)
-    if isinstance(model, PieceBPE):
+    if pair_merges is None:
+        plan = RankBPEPlan(normalizer, pre, model, ranks_model, pattern, backend, token_bytes)
+        if not isinstance(model, PieceBPE):
+            return plan
         ranks = ranks_model.ranks
         pairs = [(ranks[a], ranks[b]) for a, b in ranks_model.merges or ()]
-        if plan.core.first_underived_merge(pairs) >= 0:  # BPE.first_underived_merge, natively
+        if plan.core.first_underived_merge(pairs) < 0:  # BPE.first_underived_merge, natively
+            return plan
+        pair = BPE.byte_level_pair_model(model, frozenset(added), tables=tables)  # merges the ranks do not imply
+        if pair is None:
             return None
-    return plan
+        ranks_model, pair_merges = pair
+    return PairBPEPlan(normalizer, pre, model, ranks_model, pattern, backend, token_bytes, pair_merges, model.ignore_merges)
 
 
 def byte_level_pattern(pre: Any) -> str | None:

@@ -276,10 +276,15 @@ class Tokenizer:
         # Ordinary text goes to the plan whole when no added token is matched without asking.
         self._plain = not self._has_normalized and all(t.special for t in self._added)
         self._plan_encode = self._plan.encode
-        self._byte_level = isinstance(decoder, ByteLevelDecoder) and (
-            isinstance(model, BPE) or isinstance(self._plan, _plans.RankBPEPlan)
+        # Byte-level with tiktoken's rank semantics (encode_bytes, encode_with_unstable and the
+        # other rank-based extras): a rank model, or a plan that runs one on the raw text.
+        byte_decoder = isinstance(decoder, ByteLevelDecoder)
+        self._byte_level = byte_decoder and (
+            isinstance(model, BPE) or (isinstance(self._plan, _plans.RankBPEPlan) and normalizer is None)
         )
-        self._fast_decode = self._plan.decode_bytes if self._byte_level else None
+        # Native decoding only needs the tokens' bytes, which every native byte-level plan has.
+        byte_plan = byte_decoder and isinstance(self._plan, _plans.ByteBPEPlan)
+        self._fast_decode = self._plan.decode_bytes if self._byte_level or byte_plan else None
         self._sorted_token_bytes: list[bytes] | None = None
         self._truncation = truncation if truncation is None or isinstance(truncation, Truncation) else Truncation.from_dict(truncation)
         self._padding = padding if padding is None or isinstance(padding, Padding) else Padding.from_dict(padding)
@@ -320,7 +325,8 @@ class Tokenizer:
 
     @property
     def plan(self) -> str:
-        """How this tokenizer encodes: ``"rank-bpe"``, ``"sentencepiece"`` or ``"python"``
+        """How this tokenizer encodes: ``"rank-bpe"``, ``"pair-bpe"``, ``"sentencepiece"``,
+        ``"wordpiece"`` or ``"python"``
         (see :mod:`tokenforge._plans`)."""
         return self._plan.name
 
@@ -336,7 +342,7 @@ class Tokenizer:
         pre = self._pre
         if isinstance(pre, RegexSplit):
             return pre.pattern
-        if isinstance(self._plan, _plans.RankBPEPlan) and self._plan.pattern is not None:
+        if isinstance(self._plan, _plans.ByteBPEPlan) and self._plan.pattern is not None:
             return self._plan.pattern.pattern
         return None
 

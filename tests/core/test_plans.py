@@ -89,28 +89,29 @@ def _byte_level(vocab_extra: dict[str, int], merges: list[tuple[str, str]], **kw
 
 
 @native
-def test_a_merge_list_the_ranks_do_not_imply_stays_on_the_python_plan():
+def test_a_merge_list_the_ranks_do_not_imply_runs_on_the_pair_merge():
     # HF merges "abc" by its list: b+c first, then (a, bc) is no merge: [a, bc].
-    # Rank BPE would merge a+bc into the token "abc".
+    # Rank BPE would merge a+bc into the token "abc"; the native merge by priority does not.
     tok = _byte_level({"bc": 256, "ab": 257, "abc": 258}, [("b", "c"), ("a", "b"), ("ab", "c")])
-    assert tok.plan == "python"
+    assert tok.plan == "pair-bpe"
     assert tok.encode("abc") == [97, 256]
+    assert tok.encode("abc" * 100) == [97, 256] * 100  # the heap path (a piece past 128 bytes)
 
 
 @native
-def test_a_token_no_merge_makes_stays_on_the_python_plan_unless_merges_are_ignored():
+def test_a_token_no_merge_makes_runs_on_the_pair_merge_unless_merges_are_ignored():
     tok = _byte_level({"ab": 256, "xyz": 257}, [("a", "b")])
-    assert tok.plan == "python" and tok.encode("xyz") == [120, 121, 122]
+    assert tok.plan == "pair-bpe" and tok.encode("xyz") == [120, 121, 122]
     tok = _byte_level({"ab": 256, "xyz": 257}, [("a", "b")], ignore_merges=True)
     assert tok.plan == "rank-bpe" and tok.encode("xyz") == [257]
 
 
 @native
-def test_with_ignore_merges_a_token_two_tokens_join_without_a_merge_stays_on_the_python_plan(tmp_path):
+def test_with_ignore_merges_a_token_two_tokens_join_without_a_merge_runs_on_the_pair_merge(tmp_path):
     # "aa" has no merge (HF's file had it deleted): HF reaches it only as a whole piece,
-    # rank BPE would also merge a+a inside "aaa".
+    # rank BPE would also merge a+a inside "aaa"; the merge by priority does not.
     tok = _byte_level({"aa": 256, "ab": 257}, [("a", "b")], ignore_merges=True)
-    assert tok.plan == "python"
+    assert tok.plan == "pair-bpe"
     assert tok.encode("aa") == [256] and tok.encode("aaa") == [97, 97, 97] and tok.encode("aab") == [97, 257]
     tokenizers = pytest.importorskip("tokenizers")
     tok.save(str(tmp_path / "tokenizer.json"), format="hf")

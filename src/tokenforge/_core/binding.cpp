@@ -146,6 +146,8 @@ struct CoreBPE {
   std::vector<uint8_t>* has_id;
   int pattern;
   std::vector<PyObject*>* ints;  // id -> a shared int object, so lists are built without allocating
+  tf::PairMerges* pairs;  // merge by priority (HF's BPE) instead of rank; nullptr: by rank
+  bool whole;             // a piece that is a token is that token (by rank always; HF's ignore_merges)
 };
 
 // A list of ids. Every id below the decoder size reuses one int object per id (made on
@@ -192,11 +194,11 @@ PyObject* list_from_ids(const std::vector<uint32_t>& ids) {
 }
 
 int CoreBPE_init(CoreBPE* self, PyObject* args, PyObject* kwds) {
-  static const char* kwlist[] = {"ranks", "decoder", "pattern", nullptr};
-  PyObject *ranks, *decoder;
-  int pattern;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!i", (char**)kwlist, &PyDict_Type, &ranks, &PyDict_Type,
-                                   &decoder, &pattern))
+  static const char* kwlist[] = {"ranks", "decoder", "pattern", "merges", "ignore_merges", nullptr};
+  PyObject *ranks, *decoder, *merges = Py_None;
+  int pattern, ignore_merges = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!i|Op", (char**)kwlist, &PyDict_Type, &ranks, &PyDict_Type,
+                                   &decoder, &pattern, &merges, &ignore_merges))
     return -1;
   if (pattern < -1 || pattern > 4) {
     PyErr_Format(PyExc_ValueError, "unknown scanner %d", pattern);
@@ -232,6 +234,34 @@ int CoreBPE_init(CoreBPE* self, PyObject* args, PyObject* kwds) {
       (*dec)[id].assign(PyBytes_AS_STRING(value), (size_t)PyBytes_GET_SIZE(value));
       (*has)[id] = 1;
     }
+    tf::PairMerges* pm = nullptr;
+    if (merges != Py_None) {  // (left, right, result) ids, merge k at position k
+      for (unsigned b = 0; b < 256; ++b)
+        if (v->byte_rank((uint8_t)b) == Vocab::NONE) {
+          delete v; delete dec; delete has;
+          PyErr_Format(PyExc_ValueError, "merging by priority needs every single byte as a token; 0x%02X is not", b);
+          return -1;
+        }
+      PyObject* seq = PySequence_Fast(merges, "merges must be a sequence of (left, right, result) id triples");
+      if (!seq) { delete v; delete dec; delete has; return -1; }
+      pm = new tf::PairMerges();
+      Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+      for (Py_ssize_t k = 0; k < count; ++k) {
+        unsigned long a, b, r;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, k), "kkk", &a, &b, &r) || a >= dec->size() ||
+            b >= dec->size() || r >= dec->size() || !(*has)[r] || k >= 0xFFFFFFFFl) {
+          if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "merge %zd names an id that is not a token", k);
+          Py_DECREF(seq);
+          delete v; delete dec; delete has; delete pm;
+          return -1;
+        }
+        pm->add((uint32_t)a, (uint32_t)b, (uint32_t)k, (uint32_t)r);
+      }
+      Py_DECREF(seq);
+      pm->finish(*v);
+    }
+    self->pairs = pm;
+    self->whole = pm == nullptr || ignore_merges != 0;
     self->vocab = v;
     self->ints = new std::vector<PyObject*>();
     self->lazy = new LazyBacktracker();
@@ -251,6 +281,7 @@ void CoreBPE_dealloc(CoreBPE* self) {
     delete self->ints;
   }
   delete self->vocab;
+  delete self->pairs;
   delete self->lazy;
   delete self->decoder;
   delete self->has_id;
@@ -285,7 +316,7 @@ bool encode_str(CoreBPE* self, PyObject* arg, std::vector<uint32_t>& out) {
   try {
     out.reserve((size_t)n / 3 + 16);
     tf::encode_text(*self->vocab, *self->lazy, (Pattern)self->pattern, (const uint8_t*)s, (size_t)n, out,
-                    tf::thread_piece_cache(*self->lazy));
+                    tf::thread_piece_cache(*self->lazy), self->pairs, self->whole);
   } catch (const std::exception&) {
     oom = true;
   }
@@ -376,6 +407,8 @@ bool encode_many(CoreBPE* self, PyObject* texts, int num_threads, BatchIds& out)
   const Vocab& v = *self->vocab;
   LazyBacktracker& lazy = *self->lazy;
   Pattern pat = (Pattern)self->pattern;
+  const tf::PairMerges* pairs = self->pairs;
+  const bool whole = self->whole;
   auto work = [&](uint32_t me) {
     try {
       // Local until the end: no other thread touches this vector's header meanwhile.
@@ -386,7 +419,7 @@ bool encode_many(CoreBPE* self, PyObject* texts, int num_threads, BatchIds& out)
         size_t k = next.fetch_add(1, std::memory_order_relaxed);
         if (k >= items.size() || failed.load(std::memory_order_relaxed)) break;
         size_t before = buf.size();
-        tf::encode_text(v, lazy, pat, (const uint8_t*)items[k].first, items[k].second, buf, cache);
+        tf::encode_text(v, lazy, pat, (const uint8_t*)items[k].first, items[k].second, buf, cache, pairs, whole);
         out.spans[k] = {before, buf.size() - before, me};
       }
       if (out.count_below) {
@@ -551,9 +584,9 @@ PyObject* CoreBPE_encode_piece(CoreBPE* self, PyObject* arg) {
   PyThreadState* released = big ? PyEval_SaveThread() : nullptr;
   try {
     const uint8_t* p = (const uint8_t*)PyBytes_AS_STRING(arg);
-    uint32_t r = self->vocab->rank(p, (size_t)n);
+    uint32_t r = self->whole ? self->vocab->rank(p, (size_t)n) : Vocab::NONE;
     if (r != Vocab::NONE) out.push_back(r);
-    else tf::merge_piece(*self->vocab, *self->lazy, p, (size_t)n, out);
+    else tf::merge_piece(*self->vocab, *self->lazy, p, (size_t)n, out, self->pairs);
   } catch (const std::exception&) {
     oom = true;
   }

@@ -25,7 +25,12 @@ PieceCache& thread_piece_cache(const LazyBacktracker& lazy) {
   return entries[other].cache;
 }
 
-void merge_piece(const Vocab& v, LazyBacktracker& lazy, const uint8_t* p, size_t m, std::vector<uint32_t>& out) {
+void merge_piece(const Vocab& v, LazyBacktracker& lazy, const uint8_t* p, size_t m, std::vector<uint32_t>& out,
+                 const PairMerges* pairs) {
+  if (pairs) {
+    pair_merge(v, *pairs, p, m, out);
+    return;
+  }
   if (m < BACKTRACK_MIN_PIECE) {
     bpe_merge(v, p, m, out);
     return;
@@ -43,7 +48,7 @@ void merge_piece(const Vocab& v, LazyBacktracker& lazy, const uint8_t* p, size_t
 }
 
 void encode_text(const Vocab& v, LazyBacktracker& lazy, Pattern pat, const uint8_t* s, size_t n,
-                 std::vector<uint32_t>& out, PieceCache& cache) {
+                 std::vector<uint32_t>& out, PieceCache& cache, const PairMerges* pairs, bool whole) {
   Text t{s, n};
   size_t i = 0;
   while (i < n) {
@@ -51,18 +56,18 @@ void encode_text(const Vocab& v, LazyBacktracker& lazy, Pattern pat, const uint8
     if (e <= i) e = i + 1;  // cannot happen; guards against an infinite loop
     const uint8_t* p = s + i;
     size_t m = e - i;
-    uint32_t r = v.rank(p, m);
+    uint32_t r = whole ? v.rank(p, m) : Vocab::NONE;
     if (r != Vocab::NONE) {
       out.push_back(r);
     } else if (m <= CACHE_MAX_PIECE) {
       uint64_t h = hash_bytes(p, m) | 1;
       if (!cache.get(p, m, h, out)) {
         size_t before = out.size();
-        merge_piece(v, lazy, p, m, out);
+        merge_piece(v, lazy, p, m, out, pairs);
         cache.put(p, m, h, out.data() + before, out.size() - before);
       }
     } else {
-      merge_piece(v, lazy, p, m, out);
+      merge_piece(v, lazy, p, m, out, pairs);
     }
     i = e;
   }

@@ -14,6 +14,7 @@
 
 #include "backtrack.h"
 #include "bpe.h"
+#include "pair_bpe.h"
 #include "scan.h"
 
 namespace tf {
@@ -100,11 +101,16 @@ struct LazyBacktracker {
 // vocabularies a thread used keep theirs).
 PieceCache& thread_piece_cache(const LazyBacktracker& lazy);
 
-// Ids of one piece p[0:m] that is not a token (m >= 1), by merging, appended to out.
-void merge_piece(const Vocab& v, LazyBacktracker& lazy, const uint8_t* p, size_t m, std::vector<uint32_t>& out);
+// Ids of one piece p[0:m] that is not a token (m >= 1), by merging, appended to out: by
+// rank, or by merge priority when `pairs` is given (pair_bpe.h).
+void merge_piece(const Vocab& v, LazyBacktracker& lazy, const uint8_t* p, size_t m, std::vector<uint32_t>& out,
+                 const PairMerges* pairs = nullptr);
 
 // Ids of the UTF-8 text s[0:n], scanned with pat, appended to out (cache: per thread).
+// `pairs`: merge by priority instead of rank; `whole`: a piece that is a token is that
+// token (always so by rank; HF's ignore_merges by priority).
 void encode_text(const Vocab& v, LazyBacktracker& lazy, Pattern pat, const uint8_t* s, size_t n,
-                 std::vector<uint32_t>& out, PieceCache& cache);
+                 std::vector<uint32_t>& out, PieceCache& cache, const PairMerges* pairs = nullptr,
+                 bool whole = true);
 
 }  // namespace tf

@@ -236,7 +236,8 @@ class BPE(Model):
 
     @classmethod
     def from_byte_level_pieces(
-        cls, model: "PieceBPE", skip_ids: frozenset[int] = frozenset(), check_merges: bool = True
+        cls, model: "PieceBPE", skip_ids: frozenset[int] = frozenset(), check_merges: bool = True,
+        tables: "tuple[dict[int, bytes], dict[bytes, int]] | None" = None,
     ) -> "BPE | None":
         """The rank model giving the same ids as HF's byte-level ``BPE`` model ``model``
         (tokens in GPT-2's printable alphabet, merges by priority), or ``None`` when rank
@@ -249,26 +250,15 @@ class BPE(Model):
         whole first as rank BPE does: or is no two tokens joined), all 256 bytes are
         tokens, and the merge list is
         the one the ranks imply (:meth:`first_underived_merge`; ``check_merges=False``
-        leaves that check to a caller that runs it natively).
+        leaves that check to a caller that runs it natively). ``tables``: what
+        :func:`byte_level_tables` gave for the same arguments, when the caller has it.
         """
-        if model.dropout or model.unk_token or model.continuing_subword_prefix or model.end_of_word_suffix:
+        if tables is None:
+            tables = byte_level_tables(model, skip_ids)
+        if tables is None:
             return None
-        if model.byte_fallback or model.is_sentencepiece:
-            return None
-        vocab: dict[int, bytes] = {}
+        vocab, ranks = tables
         decode_string = _bytelevel.decode_string
-        for tok, i in model.get_vocab().items():
-            if i in skip_ids:
-                continue
-            try:
-                vocab[i] = decode_string(tok)
-            except KeyError:
-                return None
-        ranks: dict[bytes, int] = {}
-        for i, b in vocab.items():
-            if b in ranks or not 0 <= i < MAX_ID:
-                return None
-            ranks[b] = i
         merges: list[tuple[bytes, bytes]] = []
         last = -1
         made: set[bytes] = set()
@@ -300,6 +290,39 @@ class BPE(Model):
             return None
         return obj
 
+    @classmethod
+    def byte_level_pair_model(
+        cls, model: "PieceBPE", skip_ids: frozenset[int] = frozenset(),
+        tables: "tuple[dict[int, bytes], dict[bytes, int]] | None" = None,
+    ) -> "tuple[BPE, list[tuple[int, int, int]]] | None":
+        """HF's byte-level ``BPE`` model ``model`` as tables for merging by merge priority
+        (the native core's pair mode): ``(vocabulary model, merges)``, where the vocabulary
+        model maps each token's bytes to its id (for whole-piece lookup and decoding, not
+        for rank merging) and ``merges`` lists ``(left id, right id, result id)`` by merge
+        index (a repeated pair keeps its last index, as HF does). ``None`` when the model
+        is not plain byte-level BPE: dropout, an unknown token, prefixes or suffixes, byte
+        fallback, a token that is not in GPT-2's byte alphabet, two tokens with the same
+        bytes, a single byte that is not a token, or a merge that names an id in
+        ``skip_ids`` (added tokens). ``tables``: as for :meth:`from_byte_level_pieces`."""
+        if tables is None:
+            tables = byte_level_tables(model, skip_ids)
+        if tables is None:
+            return None
+        vocab, ranks = tables
+        if sum(1 for t in ranks if len(t) == 1) != 256:
+            return None
+        merges = []
+        for (a, b), (n, r) in model._merge_map.items():
+            if a not in vocab or b not in vocab or r not in vocab:
+                return None
+            merges.append((n, a, b, r))
+        merges.sort()
+        obj = cls.__new__(cls)
+        obj._vocab = vocab if list(vocab) == sorted(vocab) else dict(sorted(vocab.items()))
+        obj._ranks = ranks
+        obj._merges = None
+        return obj, [(a, b, r) for _, a, b, r in merges]
+
     def first_underived_merge(self) -> int:
         """Index of the first merge ``(a, b)`` such that merging the bytes of ``a + b`` with
         the tokens of lower rank does not give exactly ``[a, b]``, or -1 (also for a model
@@ -324,7 +347,8 @@ class BPE(Model):
         return -1
 
     def native_encoder(
-        self, extra_token_bytes: Mapping[int, bytes] | None = None, scanner: int = -1, backend: str = "auto"
+        self, extra_token_bytes: Mapping[int, bytes] | None = None, scanner: int = -1, backend: str = "auto",
+        pair_merges: Sequence[tuple[int, int, int]] | None = None, ignore_merges: bool = True,
     ) -> Any:
         """The native encoder of this model (``_core.CoreBPE``: rank merge, the scanner of a
         named split pattern when ``scanner >= 0``, batches on threads, decoding), or ``None``
@@ -332,7 +356,12 @@ class BPE(Model):
         (a tokenizer's special tokens). The core keeps its tables by id, so a vocabulary
         whose ids are sparse (an id far past the number of tokens, as a file may give) has
         no native encoder: its tables would cost memory in the largest id, not in the
-        number of tokens."""
+        number of tokens.
+
+        ``pair_merges`` (``(left id, right id, result id)`` by merge index, see
+        :meth:`byte_level_pair_model`) makes the core merge by merge priority, as HF's
+        ``BPE`` model does, instead of by rank; ``ignore_merges=False`` then merges a piece
+        that is a token too, instead of taking it whole."""
         core = _native.core(backend)
         if core is None:
             return None
@@ -341,6 +370,8 @@ class BPE(Model):
             decoder.update(extra_token_bytes)
         if not dense_ids(decoder):
             return None
+        if pair_merges is not None:
+            return core.CoreBPE(self._ranks, decoder, scanner, pair_merges, ignore_merges)
         return core.CoreBPE(self._ranks, decoder, scanner)
 
     # -- read-only views -------------------------------------------------
@@ -534,6 +565,31 @@ class BPE(Model):
                 except (TypeError, ValueError, KeyError):
                     raise FileFormatError(f"model.merges[{n}] is not a pair of known ids: {entry!r}") from None
         return cls(vocab, merges)
+
+
+def byte_level_tables(model: "PieceBPE", skip_ids: frozenset[int]) -> tuple[dict[int, bytes], dict[bytes, int]] | None:
+    """``({id: bytes}, {bytes: id})`` of a plain byte-level HF ``BPE`` model's tokens (ids
+    in ``skip_ids`` left out), or ``None`` when the model is not one (see
+    :meth:`BPE.from_byte_level_pieces`)."""
+    if model.dropout or model.unk_token or model.continuing_subword_prefix or model.end_of_word_suffix:
+        return None
+    if model.byte_fallback or model.is_sentencepiece:
+        return None
+    vocab: dict[int, bytes] = {}
+    decode_string = _bytelevel.decode_string
+    for tok, i in model.get_vocab().items():
+        if i in skip_ids:
+            continue
+        try:
+            vocab[i] = decode_string(tok)
+        except KeyError:
+            return None
+    ranks: dict[bytes, int] = {}
+    for i, b in vocab.items():
+        if b in ranks or not 0 <= i < MAX_ID:
+            return None
+        ranks[b] = i
+    return vocab, ranks
 
 
 class _RanksBelow:
