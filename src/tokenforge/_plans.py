@@ -334,19 +334,26 @@ class ConvertedSentencePiecePlan(SentencePiecePlan):
       ``Metaspace`` (``▁`` for spaces, prepended by its scheme, cut before every ``▁``)
       and HF's Unigram lattice natively over the whole text. The cut changes nothing when
       ``▁`` is a piece and no piece holds ``▁`` after its first character: every lattice
-      path cuts there anyway. HF merges unknown runs by its own rule, so a text whose ids
-      hold the unknown id is encoded by the Python stages.
+      path cuts there anyway. HF fuses a run of unknown characters *and* literal matches
+      of the unknown piece into one string, which is a piece's id if it spells one
+      (``Unigram._finish_hf``); the native lattice fuses runs of unknown characters into
+      the unknown id. The two agree when the text holds no literal unknown piece and no
+      run of two or more unknown characters can spell a piece: that holds when every
+      score is at most 0, because the piece would beat the run by at least 10 (HF's unknown
+      penalty) and the Viterbi path would have taken it. Other texts (or, for models with a
+      positive score, any text whose ids hold the unknown id) take the Python stages.
     """
 
     name = "sentencepiece"
 
     def __init__(self, normalizer, pre_tokenizer, model, core, native_normalizer, encoder, prepend: str | None = None,
-                 check_unk: int | None = None) -> None:
+                 check_unk: int | None = None, unk_text: str | None = None) -> None:
         super().__init__(normalizer, pre_tokenizer, model, core)
         self._spm_normalizer = native_normalizer
         self._encoder = encoder  # () -> the native model, or None
         self._prepend = prepend  # Metaspace's prepend_scheme (then normalize in Python), or None
         self._check_unk = check_unk  # ids holding this id go to the Python stages
+        self._unk_text = unk_text  # normalized texts holding this go to the Python stages
 
     def _handles(self) -> Any:
         h = self._native
@@ -381,30 +388,40 @@ class ConvertedSentencePiecePlan(SentencePiecePlan):
         if not text:
             return []
         if self._fused is not None or self._handles():
-            ids = self._fused(self._prepared(text, first))
-            if self._usable(ids):
-                return ids
+            prepared = self._prepared(text, first)
+            if self._unk_text is None or self._unk_text not in prepared:
+                ids = self._fused(prepared)
+                if self._usable(ids):
+                    return ids
         return Plan.encode(self, text, first)
 
-    def encode_batch(self, texts: list[str], num_threads: int) -> list[list[int]]:
+    def _batch(self, texts: list[str], num_threads: int, flat: bool) -> Any:
+        """(indices of the texts left to the Python stages, spm_encode_batch of the rest)."""
         h = self._handles()
-        if not h:
+        prepared = [self._prepared(t) for t in texts]
+        unk_text = self._unk_text
+        python = [k for k, t in enumerate(prepared) if unk_text in t] if unk_text is not None else []
+        for k in python:
+            prepared[k] = ""
+        return python, self._core.spm_encode_batch(h[0], h[1], prepared, num_threads, flat)
+
+    def encode_batch(self, texts: list[str], num_threads: int) -> list[list[int]]:
+        if not self._handles():
             return [Plan.encode(self, t) for t in texts]
-        out = self._core.spm_encode_batch(h[0], h[1], [self._prepared(t) for t in texts], num_threads)
+        python, out = self._batch(texts, num_threads, False)
+        for k in python:
+            out[k] = None
         for k, ids in enumerate(out):
             if not self._usable(ids):
                 out[k] = Plan.encode(self, texts[k])
         return out
 
     def encode_flat(self, texts: list[str], num_threads: int):
-        h = self._handles()
-        if not h:
+        if not self._handles():
             return Plan.encode_flat(self, texts, num_threads)
-        ids, offsets, uncovered = self._core.spm_encode_batch(
-            h[0], h[1], [self._prepared(t) for t in texts], num_threads, True
-        )
+        python, (ids, offsets, uncovered) = self._batch(texts, num_threads, True)
         ids, offsets = flat_arrays(ids, offsets)
-        if uncovered or (self._check_unk is not None and (ids == self._check_unk).any()):
+        if python or uncovered or (self._check_unk is not None and (ids == self._check_unk).any()):
             return Plan.encode_flat(self, texts, num_threads)  # encode_batch: per text as above
         return ids, offsets
 
@@ -605,13 +622,17 @@ def _converted_plan(normalizer, pre, model, core) -> Plan | None:
             return None
         unk = model.unk_id
         encoder = model.native_hf_lattice
+        unk_text = None
+        if unk is not None and model.types is None and model.min_score <= 0:  # see ConvertedSentencePiecePlan
+            unk_text, unk = model.id_to_token(unk), None
         if pre.split_on_replacement:
             pieces = [model.id_to_token(i) for i in range(model.vocab_size)]
             if SPACE not in pieces or any(SPACE in p[1:] for p in pieces if p):
                 return None
         native = SentencePieceNormalizer("identity", add_dummy_prefix=False, remove_extra_whitespaces=False,
                                          escape_whitespaces=True)
-        return ConvertedSentencePiecePlan(normalizer, pre, model, core, native, encoder, pre.prepend_scheme, unk)
+        return ConvertedSentencePiecePlan(normalizer, pre, model, core, native, encoder, pre.prepend_scheme, unk,
+                                          unk_text)
     return None
 
 

@@ -7,6 +7,9 @@ Python stages on adversarial text, single and batched, and the plan each file ge
 
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -43,6 +46,10 @@ ADVERSARIAL = [
     ("The quick brown fox jumps over the lazy dog. " * 200).strip(),
     "x" + " " * 500 + "y",
     "🙂" * 300,
+    "UPPER Case WORDS unknown to ALBERT ÀÉÎ ÕÜ",
+    "<unk>X Y<unk>Z<unk><unk> ZZ<unk>",
+    "\ufeffBOM then text\r\nCRLF\r\n\r\nlines\r",
+    "e\u0301\r\n\u0600a \u0915\u094d\u0937 🇯🇵🇯 a\u200d😀",
 ]
 
 
@@ -153,3 +160,29 @@ def test_llama_merges_run_by_rank_not_by_score(tmp_path):
     assert tok.plan == "sentencepiece"
     for text in ["ababab", "babab", "abab aba", "xx ab yy", "a b a b", "bababababab aab"]:
         assert tok.encode(text, allowed_special="all") == hf.encode(text).ids, text
+
+
+_mixed = st.lists(
+    st.sampled_from(list("ab \r\n\t\x00é`'") + ["\r\n", "\u0301", "\u200d", "\u0600", "😀", "🏽", "🇯", "🇵", "\u1100",
+                                                  "\u1161", "\uac00", "ﬃ", "中", "\u0915", "\u094d", "\ufeff", "Ａ", "½"]),
+    max_size=30,
+).map("".join)
+
+
+@pytest.fixture(scope="module")
+def precompiled_pair(shared_data):
+    """(tokenforge's, HF's) Precompiled normalizer of the ALBERT tokenizer.json."""
+    path = shared_data / "vocab" / "hf" / "albert-base-v2_spiece_unigram_tokenizer.json"
+    doc = json.loads(path.read_text())
+    hf = tokenizers.normalizers.Precompiled(base64.b64decode(doc["normalizer"]["precompiled_charsmap"]))
+    return tokenforge.load(path).normalizer, hf
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.one_of(_mixed, st.text(max_size=30)))
+def test_precompiled_stretches_equal_hf(precompiled_pair, text):
+    """Precompiled.normalize_str (ASCII translated outside the stretches that need the cluster
+    rules) equals HF's Precompiled and the cluster-by-cluster loop."""
+    ours, hf = precompiled_pair
+    text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    assert ours.normalize_str(text) == ours._clusters(text) == hf.normalize_str(text)
