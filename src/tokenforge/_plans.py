@@ -388,6 +388,8 @@ class ConvertedSentencePiecePlan(SentencePiecePlan):
         if not text:
             return []
         if self._fused is not None or self._handles():
+            if self._prepend is None and self._unk_text is None and self._check_unk is None:
+                return self._fused(fix_surrogates(text))  # BPE: every text is covered
             prepared = self._prepared(text, first)
             if self._unk_text is None or self._unk_text not in prepared:
                 ids = self._fused(prepared)

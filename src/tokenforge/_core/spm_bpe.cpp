@@ -73,6 +73,7 @@ BPE::BPE(std::vector<U32> pieces, const std::vector<HfMerge>& merges, int32_t un
     if (merge_.contains_key(p)) throw std::invalid_argument("token " + std::to_string(i) + " is already defined");
     merge_.add(p, (int32_t)i);
   }
+  pair_bits_.assign(PAIR_BITS / 64, 0);  // here a filter of the (left id, right id) pairs that merge
   size_t slots = 16;
   while (slots < 2 * merges.size() + 2) slots <<= 1;
   hf_pairs_.assign(slots, HfSlot());
@@ -87,6 +88,8 @@ BPE::BPE(std::vector<U32> pieces, const std::vector<HfMerge>& merges, int32_t un
     size_t s = (size_t)mix64(key) & mask;
     while (hf_pairs_[s].key != ~0ull && hf_pairs_[s].key != key) s = (s + 1) & mask;
     HfSlot& x = hf_pairs_[s];
+    const size_t bit = pair_slot((uint32_t)m.left, (uint32_t)m.right);
+    pair_bits_[bit >> 6] |= 1ull << (bit & 63);
     x.key = key;  // a repeated pair: the one given last wins, as in HF
     x.rank = m.rank;
     x.merged = m.merged;
@@ -322,7 +325,9 @@ void BPE::merge_hf(const uint32_t* text, size_t n, std::vector<Token>& out, Scra
   // HF's Merge order: the lowest rank, then the leftmost symbol (Cand's left).
   auto add = [&](int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
-    const HfSlot* x = hf_pair(pid[(size_t)left], pid[(size_t)right]);
+    const int32_t a = pid[(size_t)left], b = pid[(size_t)right];
+    if (!may_start((uint32_t)a, (uint32_t)b)) return;
+    const HfSlot* x = hf_pair(a, b);
     if (!x) return;
     heap_push(heap, Cand{(double)x->rank, left, right, 0, x->merged});
   };

@@ -245,7 +245,8 @@ class BPE {
     return top;
   }
 
-  // A filter of the first two characters of the mergeable pieces: most adjacent pairs of a
+  // A filter of the first two characters of the mergeable pieces (HF semantics: of the id
+  // pairs that merge): most adjacent pairs of a
   // text start no piece, and this answers them without a probe of the piece table.
   static constexpr size_t PAIR_BITS = 1 << 20;
   static size_t pair_slot(uint32_t a, uint32_t b) {
