@@ -146,19 +146,24 @@ def test_hypothesis_equal_hf(pair, texts):
     assert tok.encode_batch(texts, num_threads=2, allowed_special="all") == want
 
 
-def test_llama_merges_run_by_rank_not_by_score(tmp_path):
-    """A merge list whose ranks disagree with the piece order gives HF's ids natively (the
-    native merge follows the ranks, not any score)."""
-    vocab = {"<unk>": 0, "▁": 1, "a": 2, "b": 3, "ab": 4, "ba": 5, "aba": 6, "▁a": 7, "bab": 8}
-    merges = [("b", "a"), ("a", "b"), ("a", "ba"), ("ab", "a"), ("▁", "a"), ("b", "ab"), ("ba", "b")]
+@pytest.mark.parametrize("unk,fuse,fallback", [("<unk>", True, True), ("<unk>", False, False), (None, True, False),
+                                               ("<unk>", True, False)])
+def test_llama_merges_run_by_rank_not_by_score(tmp_path, unk, fuse, fallback):
+    """A merge list whose ranks disagree with the piece order, overlapping merges, some byte
+    tokens missing, unknown runs fused or not or dropped: HF's ids natively (the native merge
+    follows the ranks, not any score)."""
+    vocab = {"<unk>": 0, "▁": 1, "a": 2, "b": 3, "ab": 4, "ba": 5, "aba": 6, "▁a": 7, "bab": 8, "x": 9, "xx": 10}
+    if fallback:
+        vocab.update({f"<0x{b:02X}>": 11 + b for b in range(256)})
+    merges = [("b", "a"), ("a", "b"), ("a", "ba"), ("ab", "a"), ("▁", "a"), ("b", "ab"), ("ba", "b"), ("x", "x")]
     from tokenizers import models, normalizers
 
-    hf = tokenizers.Tokenizer(models.BPE(vocab, merges, unk_token="<unk>", fuse_unk=True, byte_fallback=True))
+    hf = tokenizers.Tokenizer(models.BPE(vocab, merges, unk_token=unk, fuse_unk=fuse, byte_fallback=fallback))
     hf.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
     hf.save(str(tmp_path / "tokenizer.json"))
     tok = tokenforge.load(tmp_path / "tokenizer.json")
-    assert tok.plan == "sentencepiece"
-    for text in ["ababab", "babab", "abab aba", "xx ab yy", "a b a b", "bababababab aab"]:
+    assert tok.plan == "sentencepiece" and tok._plan._handles()
+    for text in ["ababab", "babab", "abab aba", "xx ab yy", "a b a b", "bababababab aab", "é ée zz qé", "yyy zé▁", ""]:
         assert tok.encode(text, allowed_special="all") == hf.encode(text).ids, text
 
 

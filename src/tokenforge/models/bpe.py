@@ -861,7 +861,8 @@ class PieceBPE(Model):
         ``Word::merge_all``, the algorithm of :meth:`_hf_tokenize`), or ``None`` on the
         Python backend and for what it does not cover: a SentencePiece model, dropout,
         ``ignore_merges``, a subword prefix or suffix, an unknown token missing from the
-        vocabulary, ids that are not ``0..n-1`` with one token each."""
+        vocabulary, byte fallback with some ``<0xXX>`` tokens missing and an unknown token,
+        ids that are not ``0..n-1`` with one token each."""
         core = _native.core()
         if core is None or self._sp is not None or self.dropout or self.ignore_merges:
             return None
@@ -879,6 +880,11 @@ class PieceBPE(Model):
                     return None
                 unk_id = vocab[self.unk_token]
             byte_ids = [vocab.get(byte_piece(b), -1) for b in range(256)] if self.byte_fallback else None
+            if byte_ids is not None and -1 in byte_ids and unk_id >= 0:
+                # Some byte tokens missing and an unknown token: HF keeps a pending unknown run
+                # open across the byte tokens of later characters (its order and fusing there
+                # are its own), which the native merge does not copy.
+                return None
             flat: list[int] = []
             for (a, b), (rank, new) in sorted(self._merge_map.items(), key=lambda kv: kv[1][0]):
                 flat += (a, b, rank, new)
