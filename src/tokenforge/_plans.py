@@ -377,6 +377,116 @@ class SentencePiecePlan(Plan):
         return f"sentencepiece (native normalizer + {type(self.model).__name__})"
 
 
+class ConvertedSentencePiecePlan(SentencePiecePlan):
+    """A ``tokenizer.json`` converted from a SentencePiece model (transformers' converters),
+    exact to HF tokenizers, on the native sentencepiece machinery.
+
+    - Llama 2 / Mistral (legacy ``LlamaConverter``): ``Prepend("▁")`` + ``Replace(" ", "▁")``
+      and HF's ``BPE`` (merges by rank, byte fallback). The normalizer is sentencepiece's
+      with an empty rule set, a dummy prefix on every non-empty text, no whitespace
+      removal and ``▁`` escaping: the same text. The merges run natively by rank
+      (``SpmBPE`` built with merges, HF's ``Word::merge_all``).
+    - ALBERT-style Unigram: ``Precompiled`` (HF's grapheme-cluster rule, in Python), then
+      ``Metaspace`` (``▁`` for spaces, prepended by its scheme, cut before every ``▁``)
+      and HF's Unigram lattice natively over the whole text. The cut changes nothing when
+      ``▁`` is a piece and no piece holds ``▁`` after its first character: every lattice
+      path cuts there anyway. HF fuses a run of unknown characters *and* literal matches
+      of the unknown piece into one string, which is a piece's id if it spells one
+      (``Unigram._finish_hf``); the native lattice fuses runs of unknown characters into
+      the unknown id. The two agree when the text holds no literal unknown piece and no
+      run of two or more unknown characters can spell a piece: that holds when every
+      score is at most 0, because the piece would beat the run by at least 10 (HF's unknown
+      penalty) and the Viterbi path would have taken it. Other texts (or, for models with a
+      positive score, any text whose ids hold the unknown id) take the Python stages.
+    """
+
+    name = "sentencepiece"
+
+    def __init__(self, normalizer, pre_tokenizer, model, core, native_normalizer, encoder, prepend: str | None = None,
+                 check_unk: int | None = None, unk_text: str | None = None) -> None:
+        super().__init__(normalizer, pre_tokenizer, model, core)
+        self._spm_normalizer = native_normalizer
+        self._encoder = encoder  # () -> the native model, or None
+        self._prepend = prepend  # Metaspace's prepend_scheme (then normalize in Python), or None
+        self._check_unk = check_unk  # ids holding this id go to the Python stages
+        self._unk_text = unk_text  # normalized texts holding this go to the Python stages
+
+    def _handles(self) -> Any:
+        h = self._native
+        if h is None:
+            try:
+                norm = self._spm_normalizer.native_normalizer()
+                enc = self._encoder()
+                h = (norm, enc) if norm is not None and enc is not None else False
+            except (UnicodeError, ValueError, TypeError, OverflowError):
+                h = False
+            if h:
+                one = self._core.spm_bpe_encode if isinstance(self.model, PieceBPE) else self._core.spm_unigram_encode
+                self._fused = functools.partial(one, h[0], h[1])
+            self._native = h
+        return h
+
+    def _prepared(self, text: str, first: bool = True) -> str:
+        """``text`` (surrogates fixed) as the native normalizer takes it."""
+        text = fix_surrogates(text)
+        if self._prepend is None:
+            return text
+        if self.normalizer is not None:
+            text = self.normalizer.normalize_str(text)
+        if text and text[0] not in " " + SPACE and (self._prepend == "always" or (self._prepend == "first" and first)):
+            text = " " + text  # Metaspace's prepended replacement (escaped natively)
+        return text
+
+    def _usable(self, ids: Any) -> bool:
+        return ids is not None and (self._check_unk is None or self._check_unk not in ids)
+
+    def encode(self, text: str, first: bool = True) -> list[int]:
+        if not text:
+            return []
+        if self._fused is not None or self._handles():
+            if self._prepend is None and self._unk_text is None and self._check_unk is None:
+                return self._fused(fix_surrogates(text))  # BPE: every text is covered
+            prepared = self._prepared(text, first)
+            if self._unk_text is None or self._unk_text not in prepared:
+                ids = self._fused(prepared)
+                if self._usable(ids):
+                    return ids
+        return Plan.encode(self, text, first)
+
+    def _batch(self, texts: list[str], num_threads: int, flat: bool) -> Any:
+        """(indices of the texts left to the Python stages, spm_encode_batch of the rest)."""
+        h = self._handles()
+        prepared = [self._prepared(t) for t in texts]
+        unk_text = self._unk_text
+        python = [k for k, t in enumerate(prepared) if unk_text in t] if unk_text is not None else []
+        for k in python:
+            prepared[k] = ""
+        return python, self._core.spm_encode_batch(h[0], h[1], prepared, num_threads, flat)
+
+    def encode_batch(self, texts: list[str], num_threads: int) -> list[list[int]]:
+        if not self._handles():
+            return [Plan.encode(self, t) for t in texts]
+        python, out = self._batch(texts, num_threads, False)
+        for k in python:
+            out[k] = None
+        for k, ids in enumerate(out):
+            if not self._usable(ids):
+                out[k] = Plan.encode(self, texts[k])
+        return out
+
+    def encode_flat(self, texts: list[str], num_threads: int):
+        if not self._handles():
+            return Plan.encode_flat(self, texts, num_threads)
+        python, (ids, offsets, uncovered) = self._batch(texts, num_threads, True)
+        ids, offsets = flat_arrays(ids, offsets)
+        if python or uncovered or (self._check_unk is not None and (ids == self._check_unk).any()):
+            return Plan.encode_flat(self, texts, num_threads)  # encode_batch: per text as above
+        return ids, offsets
+
+    def describe(self) -> str:
+        return f"sentencepiece (converted tokenizer.json: native normalizer + HF {type(self.model).__name__})"
+
+
 class WordPiecePlan(Plan):
     """BERT: BERT's normalizer, split and WordPiece in one native call per text (batches
     on threads with the GIL released). A ``BertNormalizer`` (any flags) runs natively
@@ -608,9 +718,45 @@ def sentencepiece_split_is_exact(pieces: Sequence[str], user_defined: Sequence[s
     return not any(space in u for u in user_defined)
 
 
+#: transformers' LlamaConverter normalizer (legacy Llama 2 / Mistral ``tokenizer.json``).
+_LLAMA_NORMALIZER = [{"type": "Prepend", "prepend": SPACE}, {"type": "Replace", "pattern": {"String": " "}, "content": SPACE}]
+
+
+def _converted_plan(normalizer, pre, model, core) -> Plan | None:
+    """A SentencePiece model converted to HF stages (see :class:`ConvertedSentencePiecePlan`)."""
+    if type(model) is PieceBPE and not model.is_sentencepiece:
+        if pre is not None or normalizer is None:
+            return None
+        d = normalizer.to_dict()
+        if d.get("type") != "Sequence" or d.get("normalizers") != _LLAMA_NORMALIZER:
+            return None
+        native = SentencePieceNormalizer("identity", add_dummy_prefix=True, remove_extra_whitespaces=False,
+                                         escape_whitespaces=True)
+        return ConvertedSentencePiecePlan(normalizer, pre, model, core, native, model.native_hf_encoder)
+    if type(model) is Unigram and type(pre) is pretokenizers.Metaspace:
+        if normalizer is not None and not isinstance(normalizer, normalizers.Precompiled):
+            return None
+        if pre.replacement != SPACE:
+            return None
+        unk = model.unk_id
+        encoder = model.native_hf_lattice
+        unk_text = None
+        if unk is not None and model.types is None and model.min_score <= 0:  # see ConvertedSentencePiecePlan
+            unk_text, unk = model.id_to_token(unk), None
+        if pre.split_on_replacement:
+            pieces = [model.id_to_token(i) for i in range(model.vocab_size)]
+            if SPACE not in pieces or any(SPACE in p[1:] for p in pieces if p):
+                return None
+        native = SentencePieceNormalizer("identity", add_dummy_prefix=False, remove_extra_whitespaces=False,
+                                         escape_whitespaces=True)
+        return ConvertedSentencePiecePlan(normalizer, pre, model, core, native, encoder, pre.prepend_scheme, unk,
+                                          unk_text)
+    return None
+
+
 def _sentencepiece_plan(normalizer, pre, model, core) -> Plan | None:
     if type(normalizer) is not SentencePieceNormalizer:
-        return None
+        return _converted_plan(normalizer, pre, model, core)
     if type(model) is PieceBPE and model.is_sentencepiece and not model.dropout:
         if pre is not None:
             if pre != pretokenizers.Split(SP_WORD_SPLIT, "merged_with_next"):

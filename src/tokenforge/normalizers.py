@@ -1190,6 +1190,16 @@ class Sequence(ComponentSequence, Normalizer):
 
 
 _GRAPHEME = regex.compile(r"\X", regex.DOTALL)
+#: Stretches of text whose grapheme clusters need the cluster rules (``_NON_ASCII`` finds
+#: where one starts, ``_STRETCH`` where it ends): each run of non-ASCII characters with the
+#: ASCII character on either side (a combining mark after a letter, a letter after a
+#: Prepend character), runs joined through one ASCII character, and CR LF. Outside them
+#: every character is an ASCII cluster of its own (UAX #29: no ASCII character is Extend,
+#: SpacingMark, Prepend, ZWJ, Regional_Indicator or Extended_Pictographic, and only CR LF
+#: joins two ASCII characters), and each stretch starts and ends at a cluster boundary of
+#: the whole text.
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_STRETCH = re.compile(r"(?:[^\x00-\x7f]+(?:\r\n|[\x00-\x7f])?)+")
 
 
 def _hf_replacements(text: str, groups: list[tuple[int, int, str]]) -> list[tuple[int, int, list[tuple[str, int]]]]:
@@ -1281,14 +1291,38 @@ class Precompiled(Normalizer):
     def normalize_str(self, text: str) -> str:
         if not self.charsmap._units:
             return text
+        # Every ASCII character is a grapheme cluster of its own, except CR LF (UAX #29):
+        # one translate does what the cluster loop does, outside the stretches that need it.
+        table = self._ascii
+        if table is None:
+            table = self._ascii = self._ascii_table()
         if text.isascii() and "\r\n" not in text:
-            # Every ASCII character is a grapheme cluster of its own, except CR LF (UAX #29):
-            # one translate does what the cluster loop does.
-            table = self._ascii
-            if table is None:
-                table = self._ascii = self._ascii_table()
             if self._ascii_broken.isdisjoint(text):
                 return text.translate(table)
+            return self._clusters(text)
+        if self._ascii_broken and not self._ascii_broken.isdisjoint(text):
+            return self._clusters(text)
+        out: list[str] = []
+        pos = 0
+        n = len(text)
+        while pos < n:
+            m = _NON_ASCII.search(text, pos)
+            a = n if m is None else m.start()
+            start = a
+            if pos < a < n:  # the ASCII character before the run (CR LF as one)
+                start = a - 2 if a - 2 >= pos and text[a - 2 : a] == "\r\n" else a - 1
+            if start > pos:
+                ascii_part = text[pos:start]
+                out.append(ascii_part.translate(table) if "\r\n" not in ascii_part else self._clusters(ascii_part))
+            if a == n:
+                break
+            end = _STRETCH.match(text, a).end()  # type: ignore[union-attr]
+            out.append(self._clusters(text[start:end]))
+            pos = end
+        return "".join(out)
+
+    def _clusters(self, text: str) -> str:
+        """``text`` normalized cluster by cluster (the rule of the class docstring)."""
         cache = self._cache
         return "".join([cache[g] if g in cache else self._lookup(g) for g in _GRAPHEME.findall(text)])
 

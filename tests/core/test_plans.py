@@ -31,7 +31,7 @@ SHIPPED = {
     "hf/gpt2_tokenizer.json": ({}, "rank-bpe"),
     "hf/claude_tokenizer.json": ({}, "python"),
     "hf/bert-base-uncased_wordpiece_tokenizer.json": ({}, "wordpiece"),
-    "hf/albert-base-v2_spiece_unigram_tokenizer.json": ({}, "python"),
+    "hf/albert-base-v2_spiece_unigram_tokenizer.json": ({}, "sentencepiece"),
     "wordpiece/bert-base-uncased_vocab.txt": ({}, "wordpiece"),
     "wordpiece/bert-base-chinese_vocab.txt": ({}, "wordpiece"),
     "gguf/ggml-vocab-gpt-2.gguf": ({}, "rank-bpe"),

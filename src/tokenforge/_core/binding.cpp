@@ -24,6 +24,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -1108,12 +1109,42 @@ struct SpmBPEObject {
 };
 
 inline int SpmBPE_init(SpmBPEObject* self, PyObject* args, PyObject* kwds) {
-  static const char* kwlist[] = {"pieces", "scores", "types", "unk_id", "byte_ids", nullptr};
+  static const char* kwlist[] = {"pieces", "scores", "types", "unk_id", "byte_ids", "merges", "fuse_unk", nullptr};
   PyObject *pieces, *scores, *types, *byte_ids;
+  PyObject* merges = Py_None;
   int unk_id;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOiO", (char**)kwlist, &pieces, &scores, &types, &unk_id, &byte_ids))
+  int fuse_unk = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOiO|Op", (char**)kwlist, &pieces, &scores, &types, &unk_id, &byte_ids,
+                                   &merges, &fuse_unk))
     return -1;
   if (self->impl) return 0;
+  std::vector<tf::spm::BPE::HfMerge> hf;
+  if (merges != Py_None) {  // HF semantics: merges is a flat sequence of (left, right, rank, new id)
+    PyObject* ms = as_tuple(merges, "merges must be None or a sequence of int");
+    if (!ms) return -1;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(ms);
+    bool good = count % 4 == 0;
+    if (!good) PyErr_SetString(PyExc_ValueError, "merges must hold 4 ints per merge");
+    try {
+      for (Py_ssize_t k = 0; good && k + 3 < count; k += 4) {
+        long v[4];
+        for (int q = 0; good && q < 4; ++q) {
+          v[q] = PyLong_AsLong(PySequence_Fast_GET_ITEM(ms, k + q));
+          good = !(v[q] == -1 && PyErr_Occurred());
+          if (good && (v[q] < INT32_MIN || v[q] > INT32_MAX)) {
+            PyErr_SetString(PyExc_ValueError, "merges: an int is out of range");
+            good = false;
+          }
+        }
+        if (good) hf.push_back({(int32_t)v[0], (int32_t)v[1], (int32_t)v[2], (int32_t)v[3]});
+      }
+    } catch (const std::exception&) {
+      PyErr_NoMemory();
+      good = false;
+    }
+    Py_DECREF(ms);
+    if (!good) return -1;
+  }
   std::vector<U32> p;
   std::vector<double> s;
   std::vector<int> t;
@@ -1160,7 +1191,10 @@ inline int SpmBPE_init(SpmBPEObject* self, PyObject* args, PyObject* kwds) {
   tf::spm::BPE* impl = nullptr;
   std::string err;
   try {
-    impl = new tf::spm::BPE(std::move(p), std::move(s), std::move(t), unk_id, std::move(b));
+    if (merges != Py_None)
+      impl = new tf::spm::BPE(std::move(p), hf, unk_id, std::move(b), fuse_unk != 0);
+    else
+      impl = new tf::spm::BPE(std::move(p), std::move(s), std::move(t), unk_id, std::move(b));
   } catch (const std::invalid_argument& e) {
     PyErr_SetString(PyExc_ValueError, e.what());
     return -1;
@@ -1677,6 +1711,13 @@ inline PyObject* spm_encode_batch(PyObject*, PyObject* args) {
   auto work = [&]() {
     std::vector<tf::Token> toks;
     U32 s;
+    std::unique_ptr<tf::spm::BPE::PartMemo> memo;  // this thread's own: threads never wait for a lock
+    try {
+      if (bs) memo.reset(new tf::spm::BPE::PartMemo(false));
+    } catch (const std::bad_alloc&) {
+      failed = 1;
+      return;
+    }
     for (;;) {
       size_t k = next.fetch_add(1);
       if (k >= ins.size() || failed.load()) break;
@@ -1686,7 +1727,7 @@ inline PyObject* spm_encode_batch(PyObject*, PyObject* args) {
         std::vector<int32_t>& out = outs[k];
         if (bs) {
           toks.clear();
-          bs->impl->tokenize((const uint32_t*)s.data(), s.size(), toks);
+          bs->impl->tokenize((const uint32_t*)s.data(), s.size(), toks, memo.get());
           out.reserve(toks.size());
           for (const tf::Token& t : toks) out.push_back((int32_t)t.id);
         } else {
@@ -1978,7 +2019,8 @@ inline int add_types(PyObject* m) {
                PyType_GenericNew, (initproc)SpmNormalizer_init, (destructor)SpmNormalizer_dealloc,
                SpmNormalizer_methods) < 0 ||
       add_type(m, SpmBPEType, "tokenforge._core.SpmBPE", sizeof(SpmBPEObject),
-               "SpmBPE(pieces, scores, types, unk_id, byte_ids): sentencepiece's BPE by piece score.", PyType_GenericNew,
+               "SpmBPE(pieces, scores, types, unk_id, byte_ids, merges=None, fuse_unk=True): sentencepiece's BPE by "
+               "piece score; with merges (flat (left, right, rank, new id) ints), HF's BPE by merge rank.", PyType_GenericNew,
                (initproc)SpmBPE_init, (destructor)SpmBPE_dealloc, SpmBPE_methods) < 0 ||
       add_type(m, SpmUnigramType, "tokenforge._core.SpmUnigram", sizeof(SpmUnigramObject),
                "SpmUnigram(pieces, scores, unk_score, float32=True, unk_id=-1, byte_ids=None): Unigram Viterbi over a "

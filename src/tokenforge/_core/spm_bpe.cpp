@@ -57,14 +57,69 @@ BPE::BPE(std::vector<U32> pieces, std::vector<double> scores, std::vector<int> t
   }
 }
 
-void BPE::tokenize(const uint32_t* text, size_t n, std::vector<Token>& out) const {
+BPE::BPE(std::vector<U32> pieces, const std::vector<HfMerge>& merges, int32_t unk_id, std::vector<int32_t> byte_ids,
+    bool fuse_unk)
+    : pieces_(std::move(pieces)), unk_id_(unk_id), byte_ids_(std::move(byte_ids)) {
+  const size_t n = pieces_.size();
+  hf_ = true;
+  fuse_parts_ = fuse_unk;
+  if (unk_id_ < -1 || unk_id_ >= (int64_t)n) throw std::invalid_argument("unk_id is not a token id");
+  if (!byte_ids_.empty() && byte_ids_.size() != 256) throw std::invalid_argument("byte_ids must hold 256 ids");
+  for (int32_t b : byte_ids_)
+    if (b < -1 || b >= (int64_t)n) throw std::invalid_argument("byte_ids must be token ids or -1");
+  for (size_t i = 0; i < n; ++i) {
+    const U32& p = pieces_[i];
+    if (p.empty()) throw std::invalid_argument("token " + std::to_string(i) + " is empty");
+    if (merge_.contains_key(p)) throw std::invalid_argument("token " + std::to_string(i) + " is already defined");
+    merge_.add(p, (int32_t)i);
+  }
+  pair_bits_.assign(PAIR_BITS / 64, 0);  // here a filter of the (left id, right id) pairs that merge
+  size_t slots = 16;
+  while (slots < 2 * merges.size() + 2) slots <<= 1;
+  hf_pairs_.assign(slots, HfSlot());
+  bool unk_merges = false;
+  for (const HfMerge& m : merges) {
+    if (m.left < 0 || m.right < 0 || m.merged < 0 || (size_t)m.left >= n || (size_t)m.right >= n || (size_t)m.merged >= n ||
+        m.rank < 0)
+      throw std::invalid_argument("a merge names an id that is not a token");
+    if (m.left == unk_id_ || m.right == unk_id_) unk_merges = true;
+    const uint64_t key = (uint64_t)(uint32_t)m.left << 32 | (uint32_t)m.right;
+    const size_t mask = slots - 1;
+    size_t s = (size_t)mix64(key) & mask;
+    while (hf_pairs_[s].key != ~0ull && hf_pairs_[s].key != key) s = (s + 1) & mask;
+    HfSlot& x = hf_pairs_[s];
+    const size_t bit = pair_slot((uint32_t)m.left, (uint32_t)m.right);
+    pair_bits_[bit >> 6] |= 1ull << (bit & 63);
+    x.key = key;  // a repeated pair: the one given last wins, as in HF
+    x.rank = m.rank;
+    x.merged = m.merged;
+  }
+  // Cutting before U+2581 (see tokenize) needs: U+2581 a token (it is then never bytes or
+  // unknown), no merge of the unknown token (a fused run may cross the cut), and no token
+  // holding U+2581 after '>' (the end of a byte or unknown token's text).
+  const uint32_t ws = kWordBoundary;
+  split_ok_ = merge_.get(&ws, 1) >= 0 && !unk_merges;
+  for (size_t i = 0; i < n && split_ok_; ++i) {
+    const U32& p = pieces_[i];
+    for (size_t k = 1; k < p.size(); ++k)
+      if (p[k] == kWordBoundary) before_ws_.insert((uint32_t)p[k - 1]);
+  }
+  if (before_ws_.count((uint32_t)'>')) split_ok_ = false;
+  single_id_.resize(0x10000);
+  for (uint32_t c = 0; c < 0x10000; ++c) single_id_[c] = merge_.get(&c, 1);
+}
+
+void BPE::tokenize(const uint32_t* text, size_t n, std::vector<Token>& out, PartMemo* memo) const {
   out.clear();
   if (n > (size_t)INT32_MAX) throw std::length_error("text too long for SpmBPE (2**31 code points or more)");
   Scratch w;
   if (!split_ok_) {
-    merge(text, n, out, w);
+    if (hf_) merge_hf(text, n, out, w);
+    else merge(text, n, out, w);
     return;
   }
+  PartMemo& parts_memo = memo ? *memo : memo_;
+  const bool fuse = hf_ ? fuse_parts_ : byte_ids_.empty();
   std::vector<Token>& part = w.part;
   size_t start = 0;
   while (start < n) {
@@ -74,15 +129,18 @@ void BPE::tokenize(const uint32_t* text, size_t n, std::vector<Token>& out) cons
     if (len <= MEMO_PART) {
       const uint64_t h = hash_u32(text + start, len);
       part.clear();
-      if (!memo_.get(text + start, len, h, part)) {
-        merge(text + start, len, part, w);
-        memo_.put(text + start, len, h, part);
+      if (!parts_memo.get(text + start, len, h, part)) {
+        if (hf_) merge_hf(text + start, len, part, w);
+        else merge(text + start, len, part, w);
+        parts_memo.put(text + start, len, h, part);
       }
+    } else if (hf_) {
+      merge_hf(text + start, len, part, w);
     } else {
       merge(text + start, len, part, w);
     }
     size_t k = 0;
-    if (byte_ids_.empty() && !out.empty() && !part.empty() && part[0].id == unk_id_ && out.back().id == unk_id_) {
+    if (fuse && unk_id_ >= 0 && !out.empty() && !part.empty() && part[0].id == unk_id_ && out.back().id == unk_id_) {
       out.back().end = (uint32_t)start + part[0].end;
       k = 1;
     }
@@ -208,6 +266,90 @@ void BPE::merge(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch
       emit(text, wid, ws, we, out, prev_unk);
     }
   }
+}
+
+void BPE::merge_hf(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
+  out.clear();
+  if (n == 0) return;
+  std::vector<uint32_t>& starts = w.starts;
+  std::vector<uint32_t>& ends = w.ends;
+  std::vector<int32_t>& nxt = w.nxt;
+  std::vector<int32_t>& prv = w.prv;
+  std::vector<int32_t>& pid = w.pid;
+  std::vector<uint8_t>& alive = w.alive;
+  starts.clear();
+  ends.clear();
+  pid.clear();
+  starts.reserve(n);
+  ends.reserve(n);
+  pid.reserve(n);
+  for (size_t k = 0; k < n; ++k) {
+    const uint32_t c = text[k];
+    int32_t id = hf_char_id(c);
+    if (id < 0 && !byte_ids_.empty()) {
+      uint8_t b[4];
+      const int len = utf8_of(c, b);
+      bool all = true;
+      for (int q = 0; q < len; ++q) all = all && byte_ids_[b[q]] >= 0;
+      if (all) {
+        for (int q = 0; q < len; ++q) {
+          starts.push_back((uint32_t)k);
+          ends.push_back((uint32_t)(k + 1));
+          pid.push_back(byte_ids_[b[q]]);
+        }
+        continue;
+      }
+    }
+    if (id < 0) {
+      if (unk_id_ < 0) continue;  // no unknown token: HF drops the character
+      id = unk_id_;
+      if (fuse_parts_ && !pid.empty() && pid.back() == unk_id_) {
+        ends.back() = (uint32_t)(k + 1);
+        continue;
+      }
+    }
+    starts.push_back((uint32_t)k);
+    ends.push_back((uint32_t)(k + 1));
+    pid.push_back(id);
+  }
+  const size_t m = starts.size();
+  nxt.resize(m);
+  prv.resize(m);
+  for (size_t k = 0; k < m; ++k) {
+    nxt[k] = k + 1 < m ? (int32_t)(k + 1) : -1;
+    prv[k] = (int32_t)k - 1;
+  }
+  alive.assign(m, 1);
+  std::vector<Cand>& heap = w.heap;
+  heap.clear();
+  // HF's Merge order: the lowest rank, then the leftmost symbol (Cand's left).
+  auto add = [&](int32_t left, int32_t right) {
+    if (left < 0 || right < 0) return;
+    const int32_t a = pid[(size_t)left], b = pid[(size_t)right];
+    if (!may_start((uint32_t)a, (uint32_t)b)) return;
+    const HfSlot* x = hf_pair(a, b);
+    if (!x) return;
+    heap_push(heap, Cand{(double)x->rank, left, right, 0, x->merged});
+  };
+  for (size_t k = 1; k < m; ++k) add((int32_t)k - 1, (int32_t)k);
+  while (!heap.empty()) {
+    Cand top = heap_pop(heap);
+    size_t l = (size_t)top.left;
+    if (!alive[l] || nxt[l] < 0) continue;
+    size_t r = (size_t)nxt[l];
+    const HfSlot* x = hf_pair(pid[l], pid[r]);  // HF's check: the pair still makes this token
+    if (!x || x->merged != top.piece) continue;
+    ends[l] = ends[r];
+    pid[l] = top.piece;
+    alive[r] = 0;
+    int32_t r2 = nxt[r];
+    nxt[l] = r2;
+    if (r2 != -1) prv[(size_t)r2] = (int32_t)l;
+    add(prv[l], (int32_t)l);
+    add((int32_t)l, r2);
+  }
+  out.reserve(m);
+  for (int32_t k = m ? 0 : -1; k != -1; k = nxt[(size_t)k]) out.push_back(Token{pid[(size_t)k], starts[(size_t)k], ends[(size_t)k]});
 }
 
 }  // namespace spm

@@ -7,6 +7,14 @@
 // or, with byte fallback, its UTF-8 bytes. The reference is PieceBPE._sp_merge in
 // models/bpe.py; the heap below is CPython's heapq step for step, so ties (and even NaN
 // scores) are broken exactly as there. Text is code points (UTF-32).
+//
+// HF tokenizers' BPE model (its Word::merge_all) runs on the same symbol machinery when
+// the model is built with merges (a converted tokenizer.json: Llama 2, Mistral): every
+// character is its vocabulary id, or its <0xXX> byte tokens (byte fallback, when all
+// exist), or the unknown token (runs fused with fuse_unk), or is dropped; then the
+// adjacent pair of ids with the lowest merge rank is merged, leftmost first on equal
+// ranks, until no adjacent pair is a merge. The reference is PieceBPE._hf_merge in
+// models/bpe.py.
 #pragma once
 
 #include <cstdint>
@@ -91,6 +99,15 @@ class BPE {
   BPE(std::vector<U32> pieces, std::vector<double> scores, std::vector<int> types, int32_t unk_id,
       std::vector<int32_t> byte_ids);
 
+  // HF semantics: pieces[i] is the token of id i (one token per id), merges holds
+  // (left id, right id, rank, new id) per merge, byte_ids 256 ids (-1: that <0xXX> token is
+  // missing) or empty without byte fallback, unk_id -1 without an unknown token.
+  struct HfMerge {
+    int32_t left, right, rank, merged;
+  };
+  BPE(std::vector<U32> pieces, const std::vector<HfMerge>& merges, int32_t unk_id, std::vector<int32_t> byte_ids,
+      bool fuse_unk);
+
   size_t size() const { return pieces_.size(); }
 
   struct Cand {
@@ -110,22 +127,16 @@ class BPE {
     std::vector<Token> part;
   };
 
-  // Tokens of text, code-point offsets. Without UNUSED and USER_DEFINED pieces the text is
-  // cut before every U+2581 whose preceding character never precedes U+2581 inside a
-  // piece: no merge spans such a cut, so the parts (about words) merge independently and
-  // repeated ones are merged once per call.
-  void tokenize(const uint32_t* text, size_t n, std::vector<Token>& out) const;
-
- private:
-  //: Parts of at most this many code points are memoised (across calls, bounded).
-  static constexpr size_t MEMO_PART = 48;
-
   // A bounded memo of merged parts: direct-mapped slots over two arenas, emptied when
-  // full. Shared by the threads that encode with one model, hence the lock.
+  // full. The model's own memo serves single calls (behind a lock, as Python threads may
+  // share a model); a batch gives each of its threads a memo of its own, so that threads
+  // never wait for each other.
   class PartMemo {
    public:
+    explicit PartMemo(bool locked = true) : locked_(locked) {}
     bool get(const uint32_t* p, size_t n, uint64_t h, std::vector<Token>& out) {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+      if (locked_) lock.lock();
       if (slots_.empty()) return false;
       const Slot& s = slots_[h & (SLOTS - 1)];
       if (s.hash != h || s.key_len != n || std::memcmp(keys_.data() + s.key_off, p, n * 4) != 0) return false;
@@ -133,7 +144,8 @@ class BPE {
       return true;
     }
     void put(const uint32_t* p, size_t n, uint64_t h, const std::vector<Token>& toks) {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+      if (locked_) lock.lock();
       if (slots_.empty()) slots_.resize(SLOTS);
       if (keys_.size() + n > MAX_KEYS || toks_.size() + toks.size() > MAX_TOKS) {
         keys_.clear();
@@ -156,11 +168,30 @@ class BPE {
       uint64_t hash = 0;
       uint32_t key_off = 0, key_len = UINT32_MAX, tok_off = 0, tok_len = 0;
     };
+    bool locked_;
     std::mutex mu_;
     std::vector<Slot> slots_;
     std::vector<uint32_t> keys_;
     std::vector<Token> toks_;
   };
+
+  // Tokens of text, code-point offsets. Without UNUSED and USER_DEFINED pieces the text is
+  // cut before every U+2581 whose preceding character never precedes U+2581 inside a
+  // piece: no merge spans such a cut, so the parts (about words) merge independently and
+  // repeated ones are merged once per call. memo: where parts are memoised (nullptr: the
+  // model's own, locked memo).
+  void tokenize(const uint32_t* text, size_t n, std::vector<Token>& out, PartMemo* memo = nullptr) const;
+
+ private:
+  //: Parts of at most this many code points are memoised (across calls, bounded).
+  static constexpr size_t MEMO_PART = 48;
+
+  // HF's Word::merge_all over the symbols of text (HF semantics).
+  void merge_hf(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const;
+  int32_t hf_char_id(uint32_t c) const {
+    if (c < 0x10000) return single_id_[c];
+    return merge_.get(&c, 1);
+  }
 
   // _sp_merge: the whole of text as one sequence of symbols.
   void merge(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const;
@@ -214,7 +245,8 @@ class BPE {
     return top;
   }
 
-  // A filter of the first two characters of the mergeable pieces: most adjacent pairs of a
+  // A filter of the first two characters of the mergeable pieces (HF semantics: of the id
+  // pairs that merge): most adjacent pairs of a
   // text start no piece, and this answers them without a probe of the piece table.
   static constexpr size_t PAIR_BITS = 1 << 20;
   static size_t pair_slot(uint32_t a, uint32_t b) {
@@ -257,8 +289,25 @@ class BPE {
   std::vector<uint64_t> pair_bits_;
   size_t max_len_ = 0, user_max_ = 0;
   bool has_unused_ = false, split_ok_ = false;
+  bool hf_ = false;           // HF semantics (merges by rank)
+  bool fuse_parts_ = false;   // unknown tokens of adjacent parts fuse (see tokenize)
+  // (left id, right id) -> (rank, new id): open addressing, at most half full
+  struct HfSlot {
+    uint64_t key = ~0ull;
+    int32_t rank = -1, merged = -1;
+  };
+  std::vector<HfSlot> hf_pairs_;
+  const HfSlot* hf_pair(int32_t a, int32_t b) const {
+    const uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+    const size_t mask = hf_pairs_.size() - 1;
+    for (size_t s = (size_t)mix64(key) & mask;; s = (s + 1) & mask) {
+      const HfSlot& x = hf_pairs_[s];
+      if (x.key == key) return &x;
+      if (x.key == ~0ull) return nullptr;
+    }
+  }
   CharSet before_ws_;  // characters c with c + U+2581 inside a mergeable piece
-  mutable PartMemo memo_;
+  mutable PartMemo memo_{true};
 };
 
 }  // namespace spm

@@ -912,6 +912,42 @@ class PieceBPE(Model):
             nat = self._native = core.SpmBPE(pieces, sp.scores, sp.types, sp.unk_id, sp.byte_ids)
         return nat
 
+    def native_hf_encoder(self) -> Any:
+        """The native HF merge of this model (``_core.SpmBPE`` built with the merges: HF's
+        ``Word::merge_all``, the algorithm of :meth:`_hf_tokenize`), or ``None`` on the
+        Python backend and for what it does not cover: a SentencePiece model, dropout,
+        ``ignore_merges``, a subword prefix or suffix, an unknown token missing from the
+        vocabulary, byte fallback with some ``<0xXX>`` tokens missing and an unknown token,
+        ids that are not ``0..n-1`` with one token each."""
+        core = _native.core()
+        if core is None or self._sp is not None or self.dropout or self.ignore_merges:
+            return None
+        if self.continuing_subword_prefix or self.end_of_word_suffix:
+            return None
+        nat = self._native
+        if nat is None:
+            vocab = self._vocab
+            n = len(vocab)
+            if len(self._id_to_token) != n or any(i not in self._id_to_token for i in range(n)):
+                return None
+            unk_id = -1
+            if self.unk_token is not None:
+                if self.unk_token not in vocab:
+                    return None
+                unk_id = vocab[self.unk_token]
+            byte_ids = [vocab.get(byte_piece(b), -1) for b in range(256)] if self.byte_fallback else None
+            if byte_ids is not None and -1 in byte_ids and unk_id >= 0:
+                # Some byte tokens missing and an unknown token: HF keeps a pending unknown run
+                # open across the byte tokens of later characters (its order and fusing there
+                # are its own), which the native merge does not copy.
+                return None
+            flat: list[int] = []
+            for (a, b), (rank, new) in sorted(self._merge_map.items(), key=lambda kv: kv[1][0]):
+                flat += (a, b, rank, new)
+            pieces = [self._id_to_token[i] for i in range(n)]
+            nat = self._native = core.SpmBPE(pieces, (), (), unk_id, byte_ids, merges=flat, fuse_unk=self.fuse_unk)
+        return nat
+
     def tokenize(
         self, piece: str, dropout: float | None = None, rng: random.Random | None = None
     ) -> list[tuple[int, int, int]]:

@@ -387,6 +387,18 @@ class Unigram(Model):
             return None
         return None if self._core() is None else self._lattice
 
+    def native_hf_lattice(self):
+        """The native lattice (``_core.SpmUnigram``) for a caller that re-encodes, through
+        :meth:`encode_piece`, every text whose ids hold :attr:`unk_id`: with that, its ids
+        are HF's for a model without piece types too (HF's rule for unknown runs,
+        :meth:`_finish_hf`, then never applies). ``None`` on the Python backend and when
+        byte pieces may stand in for unknown runs."""
+        if self._types is not None:
+            return self.native_encoder()
+        if self._byte_fallback or self._some_bytes is not None:
+            return None
+        return None if self._core() is None else self._lattice
+
     @property
     def _native(self):
         """The training core's hash-trie model (``unigram_model``) of this lattice, built on first access.
