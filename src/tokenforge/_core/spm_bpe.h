@@ -5,8 +5,19 @@
 // merged, leftmost first, until none is left; an UNUSED piece is split back into the
 // two symbols it was last formed from; a symbol that is no piece is <unk> (runs fused)
 // or, with byte fallback, its UTF-8 bytes. The reference is PieceBPE._sp_merge in
-// models/bpe.py; the heap below is CPython's heapq step for step, so ties (and even NaN
-// scores) are broken exactly as there. Text is code points (UTF-32).
+// models/bpe.py. Text is code points (UTF-32).
+//
+// How it is fast (merge_ranked): every symbol carries its piece id, and a table of piece
+// pairs (left id, right id) -> (merged id, rank of its score) answers a candidate without
+// building or hashing a string; the agenda is a binary heap of 64-bit keys rank << 32 |
+// left symbol, heapified once (O(n)) and popped with stale entries skipped (O(n log n)).
+// Valid entries never tie on the key (one per left symbol), so this is the reference's
+// order, score first and leftmost on ties. tokenize() cuts the text between two
+// characters that are adjacent inside no mergeable piece: no symbol can ever span such a
+// cut, so the parts merge independently (the merges of one part are the subsequence the
+// whole text would make there), and runs without U+2581 (JSON, code, unspaced text, CJK)
+// become short parts too. With a NaN score the CPython-heapq merge (merge_heapq) runs,
+// whose tuple order reproduces Python's step for step.
 #pragma once
 
 #include <cstdint>
@@ -84,6 +95,58 @@ class PieceMap {
   size_t count_ = 0;
 };
 
+// Open-addressing map: (left piece id, right piece id) -> (merged piece id, rank).
+class PairTable {
+ public:
+  struct Hit {
+    int32_t piece;
+    uint32_t rank;
+  };
+  void reserve(size_t n) {
+    size_t cap = 16;
+    while (cap < n * 2) cap <<= 1;
+    slots_.assign(cap, Slot());
+    shift_ = 64;
+    for (size_t c = cap; c > 1; c >>= 1) --shift_;
+  }
+  // Assumes reserve(n) with n at least the number of keys added.
+  void add(int32_t l, int32_t r, int32_t piece, uint32_t rank) {
+    uint64_t k = key(l, r);
+    size_t mask = slots_.size() - 1;
+    for (size_t s = slot(k);; s = (s + 1) & mask) {
+      if (slots_[s].key == kEmpty) {
+        slots_[s] = Slot{k, piece, rank};
+        return;
+      }
+      if (slots_[s].key == k) return;
+    }
+  }
+  bool get(int32_t l, int32_t r, Hit& hit) const {
+    uint64_t k = key(l, r);
+    size_t mask = slots_.size() - 1;
+    for (size_t s = slot(k);; s = (s + 1) & mask) {
+      const Slot& x = slots_[s];
+      if (x.key == k) {
+        hit = Hit{x.piece, x.rank};
+        return true;
+      }
+      if (x.key == kEmpty) return false;
+    }
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = ~0ull;
+  struct Slot {
+    uint64_t key = kEmpty;
+    int32_t piece = -1;
+    uint32_t rank = 0;
+  };
+  static uint64_t key(int32_t l, int32_t r) { return (uint64_t)(uint32_t)l << 32 | (uint32_t)r; }
+  size_t slot(uint64_t k) const { return (size_t)((k * 0x9E3779B97F4A7C15ull) >> shift_); }
+  std::vector<Slot> slots_;
+  unsigned shift_ = 60;
+};
+
 class BPE {
  public:
   // pieces[i] has id i; types are ModelProto.SentencePiece.Type values. Throws invalid_argument
@@ -93,6 +156,13 @@ class BPE {
 
   size_t size() const { return pieces_.size(); }
 
+  // An agenda entry of merge_ranked: key = rank << 32 | left symbol.
+  struct Entry {
+    uint64_t key;
+    int32_t right;
+    int32_t piece;
+    uint32_t size;
+  };
   struct Cand {
     double neg_score;
     int32_t left, right;
@@ -105,15 +175,16 @@ class BPE {
     std::vector<int32_t> nxt, prv, pid;
     std::vector<uint8_t> frozen, alive;
     std::vector<Cand> heap;
+    std::vector<Entry> agenda;
     std::unordered_map<int32_t, uint32_t> rev;
     std::vector<std::pair<uint32_t, uint32_t>> stack;
     std::vector<Token> part;
   };
 
   // Tokens of text, code-point offsets. Without UNUSED and USER_DEFINED pieces the text is
-  // cut before every U+2581 whose preceding character never precedes U+2581 inside a
-  // piece: no merge spans such a cut, so the parts (about words) merge independently and
-  // repeated ones are merged once per call.
+  // cut between every two characters that are adjacent inside no mergeable piece: no merge
+  // spans such a cut, so the parts (about words) merge independently and short repeated
+  // ones are merged once.
   void tokenize(const uint32_t* text, size_t n, std::vector<Token>& out) const;
 
  private:
@@ -163,7 +234,32 @@ class BPE {
   };
 
   // _sp_merge: the whole of text as one sequence of symbols.
-  void merge(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const;
+  void merge(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
+    if (has_nan_)
+      merge_heapq(text, n, out, w);
+    else
+      merge_ranked(text, n, out, w);
+  }
+  // The initial symbols (user-defined pieces, longest first, else one character each).
+  void initial_symbols(const uint32_t* text, size_t n, Scratch& w) const;
+  // The pair table and a heap of rank << 32 | left (scores without NaN).
+  void merge_ranked(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const;
+  // CPython's heapq on (-score, left, right, size) tuples, for scores with NaN.
+  void merge_heapq(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const;
+  // The symbols left in the linked list, as tokens (UNUSED pieces split back by rev).
+  void emit_symbols(const uint32_t* text, std::vector<Token>& out, Scratch& w) const;
+
+  // mergeable piece id of a one-character symbol, -1 if none
+  int32_t char_piece(uint32_t c) const {
+    if (c < 0x10000) return single_mid_[c];
+    return merge_.get(&c, 1);
+  }
+  // true when some mergeable piece holds a then b (false positives only)
+  bool may_join(uint32_t a, uint32_t b) const {
+    size_t h = pair_slot(a, b) >> (20 - JOIN_LOG);
+    return (join_bits_[h >> 6] >> (h & 63)) & 1;
+  }
+  static constexpr unsigned JOIN_LOG = 20;
 
   // Python's tuple order on (neg_score, left, right, size), NaN included.
   static bool lt(const Cand& a, const Cand& b) {
@@ -254,10 +350,13 @@ class BPE {
   PieceMap merge_, reserved_, user_;
   CharSet user_first_;
   std::vector<int32_t> emit_id_, single_id_;
-  std::vector<uint64_t> pair_bits_;
+  std::vector<uint64_t> pair_bits_, join_bits_;
+  std::vector<int32_t> single_mid_;
+  std::vector<uint32_t> rank_;  // mergeable piece id -> rank of its score (0 = highest)
+  PairTable pairs_;
+  bool has_nan_ = false;
   size_t max_len_ = 0, user_max_ = 0;
   bool has_unused_ = false, split_ok_ = false;
-  CharSet before_ws_;  // characters c with c + U+2581 inside a mergeable piece
   mutable PartMemo memo_;
 };
 
