@@ -64,6 +64,7 @@ BPE::BPE(std::vector<U32> pieces, std::vector<double> scores, std::vector<int> t
       if (k && scores_[(size_t)order[k]] != scores_[(size_t)order[k - 1]]) ++rank;
       rank_[(size_t)order[k]] = rank;
     }
+    ranks_ = order.empty() ? 0 : (size_t)rank + 1;
     // every split of a mergeable piece into two mergeable pieces
     std::vector<std::array<int32_t, 3>> splits;
     for (int32_t i : order) {
@@ -236,6 +237,36 @@ void BPE::merge_ranked(const uint32_t* text, size_t n, std::vector<Token>& out, 
   auto later = [](const Entry& x, const Entry& y) { return x.key > y.key; };  // min-heap on key
 
   Entry e;
+  auto merge_at = [&](int32_t left, int32_t right, int32_t piece) -> size_t {
+    const size_t l = (size_t)left, r = (size_t)right;
+    ends[l] = ends[r];
+    pid[l] = piece;
+    alive[r] = 0;
+    const int32_t r2 = nxt[r];
+    nxt[l] = r2;
+    if (r2 != -1) prv[(size_t)r2] = left;
+    return l;
+  };
+  auto valid = [&](int32_t left, int32_t right, uint32_t size) {
+    return alive[(size_t)left] && alive[(size_t)right] && nxt[(size_t)left] == right &&
+           ends[(size_t)right] - starts[(size_t)left] == size;
+  };
+  if (m >= LONG_RUN) {
+    RankQueue& q = w.queue;
+    q.reset(ranks_);
+    auto push = [&](const Entry& x) { q.push((uint32_t)(x.key >> 32), RankQueue::Item{(int32_t)(uint32_t)x.key, x.right, x.piece, x.size}); };
+    for (size_t k = 1; k < m; ++k)
+      if (candidate((int32_t)k - 1, (int32_t)k, e)) push(e);
+    RankQueue::Item it;
+    while (q.pop(it)) {
+      if (!valid(it.left, it.right, it.size)) continue;
+      const size_t l = merge_at(it.left, it.right, it.piece);
+      if (prv[l] >= 0 && candidate(prv[l], (int32_t)l, e)) push(e);
+      if (nxt[l] >= 0 && candidate((int32_t)l, nxt[l], e)) push(e);
+    }
+    emit_symbols(text, out, w);
+    return;
+  }
   for (size_t k = 1; k < m; ++k)
     if (candidate((int32_t)k - 1, (int32_t)k, e)) agenda.push_back(e);
   std::make_heap(agenda.begin(), agenda.end(), later);
@@ -243,19 +274,13 @@ void BPE::merge_ranked(const uint32_t* text, size_t n, std::vector<Token>& out, 
     std::pop_heap(agenda.begin(), agenda.end(), later);
     const Entry top = agenda.back();
     agenda.pop_back();
-    const size_t l = (size_t)(uint32_t)top.key, r = (size_t)top.right;
-    if (!alive[l] || !alive[r] || nxt[l] != top.right || ends[r] - starts[l] != top.size) continue;
-    ends[l] = ends[r];
-    pid[l] = top.piece;
-    alive[r] = 0;
-    const int32_t r2 = nxt[r];
-    nxt[l] = r2;
-    if (r2 != -1) prv[(size_t)r2] = (int32_t)l;
+    if (!valid((int32_t)(uint32_t)top.key, top.right, top.size)) continue;
+    const size_t l = merge_at((int32_t)(uint32_t)top.key, top.right, top.piece);
     if (prv[l] >= 0 && candidate(prv[l], (int32_t)l, e)) {
       agenda.push_back(e);
       std::push_heap(agenda.begin(), agenda.end(), later);
     }
-    if (r2 >= 0 && candidate((int32_t)l, r2, e)) {
+    if (nxt[l] >= 0 && candidate((int32_t)l, nxt[l], e)) {
       agenda.push_back(e);
       std::push_heap(agenda.begin(), agenda.end(), later);
     }

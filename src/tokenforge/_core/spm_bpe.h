@@ -20,7 +20,9 @@
 // whose tuple order reproduces Python's step for step.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -147,6 +149,94 @@ class PairTable {
   unsigned shift_ = 60;
 };
 
+// The agenda of a long symbol sequence: one bucket per rank, each a run of entries appended
+// in increasing left symbol (read from the front) plus a min-heap on left for the entries
+// that arrive out of that order; a two-level bitset finds the best non-empty rank. Pops
+// come in (rank, left) order like the one binary heap's, at O(1) for the in-order entries
+// (the first pairs, a run of one repeated piece) and O(log bucket) for the others.
+class RankQueue {
+ public:
+  struct Item {
+    int32_t left, right, piece;
+    uint32_t size;
+  };
+  void reset(size_t ranks) {
+    if (buckets_.size() < ranks) buckets_.resize(ranks);
+    ranks_ = ranks;
+    bits0_.assign((ranks + 63) / 64, 0);
+    bits1_.assign((bits0_.size() + 63) / 64, 0);
+    cur_ = ranks;
+    count_ = 0;
+  }
+  void push(uint32_t rank, const Item& it) {
+    Bucket& b = buckets_[rank];
+    if (b.head == b.run.size() || it.left > b.run.back().left) {
+      b.run.push_back(it);
+    } else {
+      b.extra.push_back(it);
+      std::push_heap(b.extra.begin(), b.extra.end(), later);
+    }
+    const size_t w = rank >> 6;
+    if (!bits0_[w]) bits1_[w >> 6] |= 1ull << (w & 63);
+    bits0_[w] |= 1ull << (rank & 63);
+    if (rank < cur_) cur_ = rank;
+    ++count_;
+  }
+  bool pop(Item& it) {
+    if (!count_) return false;
+    Bucket& b = buckets_[cur_];
+    const bool in_run = b.head < b.run.size();
+    if (in_run && (b.extra.empty() || b.run[b.head].left < b.extra.front().left)) {
+      it = b.run[b.head++];
+    } else {
+      std::pop_heap(b.extra.begin(), b.extra.end(), later);
+      it = b.extra.back();
+      b.extra.pop_back();
+    }
+    --count_;
+    if (b.head == b.run.size()) {
+      b.run.clear();
+      b.head = 0;
+      if (b.extra.empty()) {
+        const size_t w = cur_ >> 6;
+        bits0_[w] &= ~(1ull << (cur_ & 63));
+        if (!bits0_[w]) bits1_[w >> 6] &= ~(1ull << (w & 63));
+        cur_ = count_ ? next_from(cur_) : ranks_;
+      }
+    }
+    return true;
+  }
+
+ private:
+  struct Bucket {
+    std::vector<Item> run, extra;
+    size_t head = 0;
+  };
+  static bool later(const Item& a, const Item& b) { return a.left > b.left; }
+  static size_t first_bit(uint64_t x) { return (size_t)__builtin_ctzll(x); }
+  // the smallest non-empty rank at or after r
+  size_t next_from(size_t r) const {
+    size_t w = r >> 6;
+    if (w < bits0_.size()) {
+      uint64_t x = bits0_[w] & (~0ull << (r & 63));
+      if (x) return (w << 6) + first_bit(x);
+    }
+    const size_t w0 = w + 1;
+    for (size_t v = w0 >> 6; v < bits1_.size(); ++v) {
+      uint64_t y = bits1_[v];
+      if (v == (w0 >> 6)) y &= ~0ull << (w0 & 63);
+      if (y) {
+        const size_t ww = (v << 6) + first_bit(y);
+        return (ww << 6) + first_bit(bits0_[ww]);
+      }
+    }
+    return ranks_;
+  }
+  std::vector<Bucket> buckets_;
+  std::vector<uint64_t> bits0_, bits1_;
+  size_t ranks_ = 0, cur_ = 0, count_ = 0;
+};
+
 class BPE {
  public:
   // pieces[i] has id i; types are ModelProto.SentencePiece.Type values. Throws invalid_argument
@@ -176,6 +266,7 @@ class BPE {
     std::vector<uint8_t> frozen, alive;
     std::vector<Cand> heap;
     std::vector<Entry> agenda;
+    RankQueue queue;
     std::unordered_map<int32_t, uint32_t> rev;
     std::vector<std::pair<uint32_t, uint32_t>> stack;
     std::vector<Token> part;
@@ -190,6 +281,8 @@ class BPE {
  private:
   //: Parts of at most this many code points are memoised (across calls, bounded).
   static constexpr size_t MEMO_PART = 48;
+  //: Symbol sequences of at least this many use the RankQueue, shorter ones one binary heap.
+  static constexpr size_t LONG_RUN = 256;
 
   // A bounded memo of merged parts: direct-mapped slots over two arenas, emptied when
   // full. Shared by the threads that encode with one model, hence the lock.
@@ -354,6 +447,7 @@ class BPE {
   std::vector<int32_t> single_mid_;
   std::vector<uint32_t> rank_;  // mergeable piece id -> rank of its score (0 = highest)
   PairTable pairs_;
+  size_t ranks_ = 0;  // number of distinct ranks
   bool has_nan_ = false;
   size_t max_len_ = 0, user_max_ = 0;
   bool has_unused_ = false, split_ok_ = false;
