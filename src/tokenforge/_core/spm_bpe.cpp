@@ -195,6 +195,71 @@ void BPE::initial_symbols(const uint32_t* text, size_t n, Scratch& w) const {
   w.rev.clear();
 }
 
+void BPE::merge_small(const uint32_t* text, size_t n, std::vector<Token>& out) const {
+  out.clear();
+  if (n == 0) return;
+  constexpr uint32_t NONE = UINT32_MAX;
+  uint32_t st[SMALL_RUN + 1], rk[SMALL_RUN];
+  int32_t id[SMALL_RUN], pc[SMALL_RUN];
+  size_t m = n;
+  for (size_t k = 0; k < n; ++k) {
+    st[k] = (uint32_t)k;
+    id[k] = char_piece(text[k]);
+  }
+  st[n] = (uint32_t)n;
+  // the candidate of symbols k and k + 1
+  auto pair = [&](size_t k) {
+    rk[k] = NONE;
+    const int32_t pl = id[k], pr = id[k + 1];
+    if (pl >= 0 && pr >= 0) {
+      PairTable::Hit hit;
+      if (pairs_.get(pl, pr, hit)) {
+        rk[k] = hit.rank;
+        pc[k] = hit.piece;
+      }
+      return;
+    }
+    // a character that is no piece may still begin or end one
+    const uint32_t a = st[k], b = st[k + 2];
+    if (b - a > max_len_ || !may_start(text[a], text[a + 1])) return;
+    const int32_t piece = merge_.get(text + a, b - a);
+    if (piece >= 0) {
+      rk[k] = rank_[(size_t)piece];
+      pc[k] = piece;
+    }
+  };
+  for (size_t k = 0; k + 1 < m; ++k) pair(k);
+  while (m > 1) {
+    size_t best = 0;
+    uint32_t top = NONE;
+    for (size_t k = 0; k + 1 < m; ++k)
+      if (rk[k] < top) {
+        top = rk[k];
+        best = k;
+      }
+    if (top == NONE) break;
+    id[best] = pc[best];
+    // erase symbol best + 1 (st keeps its end sentinel)
+    const size_t tail = m - best - 2;
+    std::memmove(st + best + 1, st + best + 2, (tail + 1) * sizeof(uint32_t));
+    std::memmove(id + best + 1, id + best + 2, tail * sizeof(int32_t));
+    std::memmove(rk + best + 1, rk + best + 2, tail * sizeof(uint32_t));
+    std::memmove(pc + best + 1, pc + best + 2, tail * sizeof(int32_t));
+    --m;
+    if (best > 0) pair(best - 1);
+    if (best + 1 < m) pair(best);
+  }
+  bool prev_unk = false;
+  for (size_t k = 0; k < m; ++k) {
+    const uint32_t s = st[k], e = st[k + 1];
+    const int32_t known = id[k];
+    const int32_t tid = known >= 0 ? emit_id_[(size_t)known]
+                        : (e - s == 1 && text[s] < 0x10000) ? single_id_[text[s]]
+                                                             : piece_to_id(text + s, e - s);
+    emit(text, tid, s, e, out, prev_unk);
+  }
+}
+
 void BPE::merge_ranked(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
   out.clear();
   if (n == 0) return;

@@ -283,6 +283,8 @@ class BPE {
   static constexpr size_t MEMO_PART = 48;
   //: Symbol sequences of at least this many use the RankQueue, shorter ones one binary heap.
   static constexpr size_t LONG_RUN = 256;
+  //: Parts of at most this many characters use merge_small.
+  static constexpr size_t SMALL_RUN = 64;
 
   // A bounded memo of merged parts: direct-mapped slots over two arenas, emptied when
   // full. Shared by the threads that encode with one model, hence the lock.
@@ -328,13 +330,19 @@ class BPE {
 
   // _sp_merge: the whole of text as one sequence of symbols.
   void merge(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
-    if (has_nan_)
+    if (n <= SMALL_RUN && split_ok_ && !has_nan_)
+      merge_small(text, n, out);
+    else if (has_nan_)
       merge_heapq(text, n, out, w);
     else
       merge_ranked(text, n, out, w);
   }
   // The initial symbols (user-defined pieces, longest first, else one character each).
   void initial_symbols(const uint32_t* text, size_t n, Scratch& w) const;
+  // Up to SMALL_RUN characters without USER_DEFINED/UNUSED pieces or NaN scores: symbols in
+  // arrays, each adjacent pair's (rank, piece) kept, the best found by a scan (the lowest
+  // rank, leftmost on ties: the same choice as the agenda's), the merged symbol erased.
+  void merge_small(const uint32_t* text, size_t n, std::vector<Token>& out) const;
   // The pair table and a heap of rank << 32 | left (scores without NaN).
   void merge_ranked(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const;
   // CPython's heapq on (-score, left, right, size) tuples, for scores with NaN.
