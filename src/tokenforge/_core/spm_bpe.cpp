@@ -55,7 +55,8 @@ BPE::BPE(std::vector<U32> pieces, std::vector<double> scores, std::vector<int> t
   }
   single_mid_.resize(0x10000);
   for (uint32_t c = 0; c < 0x10000; ++c) single_mid_[c] = merge_.get(&c, 1);
-  if (!has_nan_) {
+  ranked_ = !has_nan_ && n < PairTable::MAX_ID;
+  if (ranked_) {
     // ranks: equal scores share one, so the leftmost of a tie wins as in the reference
     std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return scores_[(size_t)a] > scores_[(size_t)b]; });
     rank_.assign(n, 0);
@@ -78,7 +79,7 @@ BPE::BPE(std::vector<U32> pieces, std::vector<double> scores, std::vector<int> t
       }
     }
     pairs_.reserve(splits.size());
-    for (const auto& s : splits) pairs_.add(s[0], s[1], s[2], rank_[(size_t)s[2]]);
+    for (const auto& s : splits) pairs_.add(s[0], s[1], s[2]);
   }
   // what a one-character symbol of the BMP emits
   single_id_.resize(0x10000);
@@ -212,10 +213,10 @@ void BPE::merge_small(const uint32_t* text, size_t n, std::vector<Token>& out) c
     rk[k] = NONE;
     const int32_t pl = id[k], pr = id[k + 1];
     if (pl >= 0 && pr >= 0) {
-      PairTable::Hit hit;
-      if (pairs_.get(pl, pr, hit)) {
-        rk[k] = hit.rank;
-        pc[k] = hit.piece;
+      const int32_t piece = pairs_.get(pl, pr);
+      if (piece >= 0) {
+        rk[k] = rank_[(size_t)piece];
+        pc[k] = piece;
       }
       return;
     }
@@ -284,10 +285,9 @@ void BPE::merge_ranked(const uint32_t* text, size_t n, std::vector<Token>& out, 
     int32_t pl = pid[(size_t)left], pr = pid[(size_t)right];
     uint32_t a = starts[(size_t)left], b = ends[(size_t)right];
     if (pl >= 0 && pr >= 0) {
-      PairTable::Hit hit;
-      if (!pairs_.get(pl, pr, hit)) return false;
-      piece = hit.piece;
-      rank = hit.rank;
+      piece = pairs_.get(pl, pr);
+      if (piece < 0) return false;
+      rank = rank_[(size_t)piece];
     } else {
       // a character that is no piece may still begin or end one
       if (b - a > max_len_ || !may_start(text[a], text[a + 1])) return false;

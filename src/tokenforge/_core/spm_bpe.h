@@ -7,17 +7,20 @@
 // or, with byte fallback, its UTF-8 bytes. The reference is PieceBPE._sp_merge in
 // models/bpe.py. Text is code points (UTF-32).
 //
-// How it is fast (merge_ranked): every symbol carries its piece id, and a table of piece
-// pairs (left id, right id) -> (merged id, rank of its score) answers a candidate without
-// building or hashing a string; the agenda is a binary heap of 64-bit keys rank << 32 |
-// left symbol, heapified once (O(n)) and popped with stale entries skipped (O(n log n)).
-// Valid entries never tie on the key (one per left symbol), so this is the reference's
-// order, score first and leftmost on ties. tokenize() cuts the text between two
-// characters that are adjacent inside no mergeable piece: no symbol can ever span such a
-// cut, so the parts merge independently (the merges of one part are the subsequence the
-// whole text would make there), and runs without U+2581 (JSON, code, unspaced text, CJK)
-// become short parts too. With a NaN score the CPython-heapq merge (merge_heapq) runs,
-// whose tuple order reproduces Python's step for step.
+// How it is fast: every symbol carries its piece id, and a table of piece pairs (left id,
+// right id) -> merged id (PairTable) answers a candidate without building or hashing a
+// string; each mergeable piece has the rank of its score (equal scores, equal rank). The
+// next merge is the valid candidate with the lowest (rank, left symbol): valid candidates
+// never tie on that key (one per left symbol), so this is the reference's order, score
+// first and leftmost on ties. tokenize() cuts the text between two characters adjacent
+// inside no mergeable piece: no symbol can ever span such a cut, so the parts merge
+// independently (the merges of one part are the subsequence the whole text would make
+// there), and runs without U+2581 (JSON, code, unspaced text, CJK) become short parts.
+// A part of up to SMALL_RUN characters merges in arrays with a scan (merge_small); a
+// longer sequence keeps an agenda with stale entries skipped (merge_ranked): one binary
+// heap of rank << 32 | left, or from LONG_RUN symbols a bucket per rank (RankQueue). With
+// a NaN score, or 2**21 pieces or more, the CPython-heapq merge (merge_heapq) runs, whose
+// tuple order reproduces Python's step for step.
 #pragma once
 
 #include <algorithm>
@@ -97,55 +100,47 @@ class PieceMap {
   size_t count_ = 0;
 };
 
-// Open-addressing map: (left piece id, right piece id) -> (merged piece id, rank).
+// Open-addressing map: (left piece id, right piece id) -> merged piece id, in 8-byte slots
+// (left << 43 | right << 22 | merged; ids below 2**21) so that the table of a 32k-piece
+// vocabulary stays in L2.
 class PairTable {
  public:
-  struct Hit {
-    int32_t piece;
-    uint32_t rank;
-  };
+  static constexpr size_t MAX_ID = (size_t)1 << 21;
   void reserve(size_t n) {
     size_t cap = 16;
     while (cap < n * 2) cap <<= 1;
-    slots_.assign(cap, Slot());
+    slots_.assign(cap, kEmpty);
     shift_ = 64;
     for (size_t c = cap; c > 1; c >>= 1) --shift_;
   }
-  // Assumes reserve(n) with n at least the number of keys added.
-  void add(int32_t l, int32_t r, int32_t piece, uint32_t rank) {
-    uint64_t k = key(l, r);
-    size_t mask = slots_.size() - 1;
+  // Assumes reserve(n) with n at least the number of keys added, and ids below MAX_ID.
+  void add(int32_t l, int32_t r, int32_t piece) {
+    const uint64_t k = key(l, r);
+    const size_t mask = slots_.size() - 1;
     for (size_t s = slot(k);; s = (s + 1) & mask) {
-      if (slots_[s].key == kEmpty) {
-        slots_[s] = Slot{k, piece, rank};
+      if (slots_[s] == kEmpty) {
+        slots_[s] = k << 21 | (uint64_t)(uint32_t)piece;
         return;
       }
-      if (slots_[s].key == k) return;
+      if (slots_[s] >> 21 == k) return;
     }
   }
-  bool get(int32_t l, int32_t r, Hit& hit) const {
-    uint64_t k = key(l, r);
-    size_t mask = slots_.size() - 1;
+  // merged piece id, -1 if none
+  int32_t get(int32_t l, int32_t r) const {
+    const uint64_t k = key(l, r);
+    const size_t mask = slots_.size() - 1;
     for (size_t s = slot(k);; s = (s + 1) & mask) {
-      const Slot& x = slots_[s];
-      if (x.key == k) {
-        hit = Hit{x.piece, x.rank};
-        return true;
-      }
-      if (x.key == kEmpty) return false;
+      const uint64_t x = slots_[s];
+      if (x >> 21 == k) return (int32_t)(x & (MAX_ID - 1));
+      if (x == kEmpty) return -1;
     }
   }
 
  private:
-  static constexpr uint64_t kEmpty = ~0ull;
-  struct Slot {
-    uint64_t key = kEmpty;
-    int32_t piece = -1;
-    uint32_t rank = 0;
-  };
-  static uint64_t key(int32_t l, int32_t r) { return (uint64_t)(uint32_t)l << 32 | (uint32_t)r; }
+  static constexpr uint64_t kEmpty = ~0ull;  // its key part is never a key (ids below 2**21)
+  static uint64_t key(int32_t l, int32_t r) { return (uint64_t)(uint32_t)l << 22 | (uint32_t)r; }
   size_t slot(uint64_t k) const { return (size_t)((k * 0x9E3779B97F4A7C15ull) >> shift_); }
-  std::vector<Slot> slots_;
+  std::vector<uint64_t> slots_;
   unsigned shift_ = 60;
 };
 
@@ -330,9 +325,9 @@ class BPE {
 
   // _sp_merge: the whole of text as one sequence of symbols.
   void merge(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
-    if (n <= SMALL_RUN && split_ok_ && !has_nan_)
+    if (n <= SMALL_RUN && split_ok_ && ranked_)
       merge_small(text, n, out);
-    else if (has_nan_)
+    else if (!ranked_)
       merge_heapq(text, n, out, w);
     else
       merge_ranked(text, n, out, w);
@@ -457,6 +452,7 @@ class BPE {
   PairTable pairs_;
   size_t ranks_ = 0;  // number of distinct ranks
   bool has_nan_ = false;
+  bool ranked_ = false;  // no NaN score and fewer than PairTable::MAX_ID pieces: merge_ranked
   size_t max_len_ = 0, user_max_ = 0;
   bool has_unused_ = false, split_ok_ = false;
   mutable PartMemo memo_;
