@@ -1,5 +1,7 @@
 #include "spm_bpe.h"
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace tf {
@@ -38,12 +40,46 @@ BPE::BPE(std::vector<U32> pieces, std::vector<double> scores, std::vector<int> t
     if (t == SP_UNUSED) has_unused_ = true;
   }
   split_ok_ = !has_unused_ && !user_max_;
-  for (size_t i = 0; i < n && split_ok_; ++i) {
+  join_bits_.assign(((size_t)1 << JOIN_LOG) / 64, 0);
+  std::vector<int32_t> order;  // mergeable pieces, best score first
+  for (size_t i = 0; i < n; ++i) {
     int t = types_[i];
     if (!(t == SP_NORMAL || t == SP_USER_DEFINED || t == SP_UNUSED)) continue;
+    if (scores_[i] != scores_[i]) has_nan_ = true;
+    order.push_back((int32_t)i);
     const U32& p = pieces_[i];
-    for (size_t k = 1; k < p.size(); ++k)
-      if (p[k] == kWordBoundary) before_ws_.insert((uint32_t)p[k - 1]);
+    for (size_t k = 1; k < p.size(); ++k) {
+      size_t h = pair_slot((uint32_t)p[k - 1], (uint32_t)p[k]) >> (20 - JOIN_LOG);
+      join_bits_[h >> 6] |= 1ull << (h & 63);
+    }
+  }
+  single_mid_.resize(0x10000);
+  for (uint32_t c = 0; c < 0x10000; ++c) single_mid_[c] = merge_.get(&c, 1);
+  ranked_ = !has_nan_ && n < PairTable::MAX_ID;
+  if (ranked_) {
+    // ranks: equal scores share one, so the leftmost of a tie wins as in the reference
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return scores_[(size_t)a] > scores_[(size_t)b]; });
+    rank_.assign(n, 0);
+    uint32_t rank = 0;
+    for (size_t k = 0; k < order.size(); ++k) {
+      if (k && scores_[(size_t)order[k]] != scores_[(size_t)order[k - 1]]) ++rank;
+      rank_[(size_t)order[k]] = rank;
+    }
+    ranks_ = order.empty() ? 0 : (size_t)rank + 1;
+    // every split of a mergeable piece into two mergeable pieces
+    std::vector<std::array<int32_t, 3>> splits;
+    for (int32_t i : order) {
+      const U32& p = pieces_[(size_t)i];
+      const uint32_t* q = (const uint32_t*)p.data();
+      for (size_t k = 1; k < p.size(); ++k) {
+        int32_t l = merge_.get(q, k);
+        if (l < 0) continue;
+        int32_t r = merge_.get(q + k, p.size() - k);
+        if (r >= 0) splits.push_back({l, r, i});
+      }
+    }
+    pairs_.reserve(splits.size());
+    for (const auto& s : splits) pairs_.add(s[0], s[1], s[2]);
   }
   // what a one-character symbol of the BMP emits
   single_id_.resize(0x10000);
@@ -119,23 +155,41 @@ void BPE::tokenize(const uint32_t* text, size_t n, std::vector<Token>& out, Part
     return;
   }
   PartMemo& parts_memo = memo ? *memo : memo_;
-  const bool fuse = hf_ ? fuse_parts_ : byte_ids_.empty();
+  if (hf_) {
+    tokenize_hf(text, n, out, parts_memo, w);
+    return;
+  }
+  const bool fuse = byte_ids_.empty();
+  out.reserve(n / 2 + 4);
   std::vector<Token>& part = w.part;
   size_t start = 0;
   while (start < n) {
     size_t end = start + 1;
-    while (end < n && !(text[end] == kWordBoundary && !before_ws_.count(text[end - 1]))) ++end;
+    while (end < n && may_join(text[end - 1], text[end])) ++end;
     const size_t len = end - start;
+    if (len == 1) {
+      // one character: its piece, <unk> (fused with a preceding one) or its bytes
+      const uint32_t c = text[start];
+      const int32_t id = c < 0x10000 ? single_id_[c] : piece_to_id(&c, 1);
+      if (id != unk_id_) {
+        out.push_back(Token{id, (uint32_t)start, (uint32_t)end});
+      } else if (!byte_ids_.empty()) {
+        emit_byte_pieces(c, byte_ids_, [&](int32_t b) { out.push_back(Token{b, (uint32_t)start, (uint32_t)end}); });
+      } else if (!out.empty() && out.back().id == unk_id_) {
+        out.back().end = (uint32_t)end;
+      } else {
+        out.push_back(Token{id, (uint32_t)start, (uint32_t)end});
+      }
+      start = end;
+      continue;
+    }
     if (len <= MEMO_PART) {
       const uint64_t h = hash_u32(text + start, len);
       part.clear();
       if (!parts_memo.get(text + start, len, h, part)) {
-        if (hf_) merge_hf(text + start, len, part, w);
-        else merge(text + start, len, part, w);
+        merge(text + start, len, part, w);
         parts_memo.put(text + start, len, h, part);
       }
-    } else if (hf_) {
-      merge_hf(text + start, len, part, w);
     } else {
       merge(text + start, len, part, w);
     }
@@ -152,24 +206,49 @@ void BPE::tokenize(const uint32_t* text, size_t n, std::vector<Token>& out, Part
   }
 }
 
-void BPE::merge(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
-  out.clear();
-  if (n == 0) return;
-  out.reserve(n);
-  // symbols: user-defined pieces (longest match) or one character
+// HF semantics: parts cut before every U+2581 whose preceding character never precedes
+// U+2581 inside a piece; unknown tokens of adjacent parts fuse as HF's fuse_unk says.
+void BPE::tokenize_hf(const uint32_t* text, size_t n, std::vector<Token>& out, PartMemo& parts_memo,
+                      Scratch& w) const {
+  const bool fuse = fuse_parts_;
+  std::vector<Token>& part = w.part;
+  size_t start = 0;
+  while (start < n) {
+    size_t end = start + 1;
+    while (end < n && !(text[end] == kWordBoundary && !before_ws_.count(text[end - 1]))) ++end;
+    const size_t len = end - start;
+    if (len <= MEMO_PART) {
+      const uint64_t h = hash_u32(text + start, len);
+      part.clear();
+      if (!parts_memo.get(text + start, len, h, part)) {
+        merge_hf(text + start, len, part, w);
+        parts_memo.put(text + start, len, h, part);
+      }
+    } else {
+      merge_hf(text + start, len, part, w);
+    }
+    size_t k = 0;
+    if (fuse && unk_id_ >= 0 && !out.empty() && !part.empty() && part[0].id == unk_id_ && out.back().id == unk_id_) {
+      out.back().end = (uint32_t)start + part[0].end;
+      k = 1;
+    }
+    for (; k < part.size(); ++k) {
+      const Token& t = part[k];
+      out.push_back(Token{t.id, (uint32_t)start + t.start, (uint32_t)start + t.end});
+    }
+    start = end;
+  }
+}
+
+void BPE::initial_symbols(const uint32_t* text, size_t n, Scratch& w) const {
   std::vector<uint32_t>& starts = w.starts;
   std::vector<uint32_t>& ends = w.ends;
-  std::vector<int32_t>& nxt = w.nxt;
-  std::vector<int32_t>& prv = w.prv;
-  std::vector<int32_t>& pid = w.pid;  // mergeable piece id of the symbol, -2 = not known
+  std::vector<int32_t>& pid = w.pid;  // mergeable piece id of the symbol, -1 = none
   std::vector<uint8_t>& frozen = w.frozen;
-  std::vector<uint8_t>& alive = w.alive;
   starts.clear();
   ends.clear();
   frozen.clear();
   pid.clear();
-  starts.reserve(n);
-  ends.reserve(n);
   if (user_max_) {
     size_t pos = 0;
     while (pos < n) {
@@ -185,31 +264,203 @@ void BPE::merge(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch
       starts.push_back((uint32_t)pos);
       ends.push_back((uint32_t)(pos + size));
       frozen.push_back(hit >= 0);
-      pid.push_back(hit >= 0 ? hit : -2);
+      pid.push_back(hit >= 0 ? hit : char_piece(text[pos]));
       pos += size;
     }
   } else {
     starts.resize(n);
     ends.resize(n);
+    pid.resize(n);
     for (size_t k = 0; k < n; ++k) {
       starts[k] = (uint32_t)k;
       ends[k] = (uint32_t)(k + 1);
+      pid[k] = char_piece(text[k]);
     }
     frozen.assign(n, 0);
-    pid.assign(n, -2);
   }
   const size_t m = starts.size();
-  nxt.resize(m);
-  prv.resize(m);
+  w.nxt.resize(m);
+  w.prv.resize(m);
   for (size_t k = 0; k < m; ++k) {
-    nxt[k] = k + 1 < m ? (int32_t)(k + 1) : -1;
-    prv[k] = (int32_t)k - 1;
+    w.nxt[k] = k + 1 < m ? (int32_t)(k + 1) : -1;
+    w.prv[k] = (int32_t)k - 1;
   }
-  alive.assign(m, 1);
+  w.alive.assign(m, 1);
+  w.rev.clear();
+}
+
+void BPE::merge_small(const uint32_t* text, size_t n, std::vector<Token>& out) const {
+  out.clear();
+  if (n == 0) return;
+  constexpr uint32_t NONE = UINT32_MAX;
+  uint32_t st[SMALL_RUN + 1], rk[SMALL_RUN];
+  int32_t id[SMALL_RUN], pc[SMALL_RUN];
+  size_t m = n;
+  for (size_t k = 0; k < n; ++k) {
+    st[k] = (uint32_t)k;
+    id[k] = char_piece(text[k]);
+  }
+  st[n] = (uint32_t)n;
+  // the candidate of symbols k and k + 1
+  auto pair = [&](size_t k) {
+    rk[k] = NONE;
+    const int32_t pl = id[k], pr = id[k + 1];
+    if (pl >= 0 && pr >= 0) {
+      const int32_t piece = pairs_.get(pl, pr);
+      if (piece >= 0) {
+        rk[k] = rank_[(size_t)piece];
+        pc[k] = piece;
+      }
+      return;
+    }
+    // a character that is no piece may still begin or end one
+    const uint32_t a = st[k], b = st[k + 2];
+    if (b - a > max_len_ || !may_start(text[a], text[a + 1])) return;
+    const int32_t piece = merge_.get(text + a, b - a);
+    if (piece >= 0) {
+      rk[k] = rank_[(size_t)piece];
+      pc[k] = piece;
+    }
+  };
+  for (size_t k = 0; k + 1 < m; ++k) pair(k);
+  while (m > 1) {
+    size_t best = 0;
+    uint32_t top = NONE;
+    for (size_t k = 0; k + 1 < m; ++k)
+      if (rk[k] < top) {
+        top = rk[k];
+        best = k;
+      }
+    if (top == NONE) break;
+    id[best] = pc[best];
+    // erase symbol best + 1 (st keeps its end sentinel)
+    const size_t tail = m - best - 2;
+    std::memmove(st + best + 1, st + best + 2, (tail + 1) * sizeof(uint32_t));
+    std::memmove(id + best + 1, id + best + 2, tail * sizeof(int32_t));
+    std::memmove(rk + best + 1, rk + best + 2, tail * sizeof(uint32_t));
+    std::memmove(pc + best + 1, pc + best + 2, tail * sizeof(int32_t));
+    --m;
+    if (best > 0) pair(best - 1);
+    if (best + 1 < m) pair(best);
+  }
+  bool prev_unk = false;
+  for (size_t k = 0; k < m; ++k) {
+    const uint32_t s = st[k], e = st[k + 1];
+    const int32_t known = id[k];
+    const int32_t tid = known >= 0 ? emit_id_[(size_t)known]
+                        : (e - s == 1 && text[s] < 0x10000) ? single_id_[text[s]]
+                                                             : piece_to_id(text + s, e - s);
+    emit(text, tid, s, e, out, prev_unk);
+  }
+}
+
+void BPE::merge_ranked(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
+  out.clear();
+  if (n == 0) return;
+  initial_symbols(text, n, w);
+  std::vector<uint32_t>& starts = w.starts;
+  std::vector<uint32_t>& ends = w.ends;
+  std::vector<int32_t>& nxt = w.nxt;
+  std::vector<int32_t>& prv = w.prv;
+  std::vector<int32_t>& pid = w.pid;
+  const std::vector<uint8_t>& frozen = w.frozen;
+  std::vector<uint8_t>& alive = w.alive;
   std::unordered_map<int32_t, uint32_t>& rev = w.rev;  // UNUSED piece id -> length of its left part
-  rev.clear();
+  std::vector<Entry>& agenda = w.agenda;
+  agenda.clear();
+  const size_t m = starts.size();
+
+  // the candidate of symbols left, right (right = nxt[left]); false if they form no piece
+  auto candidate = [&](int32_t left, int32_t right, Entry& e) -> bool {
+    if (frozen[(size_t)left] || frozen[(size_t)right]) return false;
+    int32_t piece;
+    uint32_t rank;
+    int32_t pl = pid[(size_t)left], pr = pid[(size_t)right];
+    uint32_t a = starts[(size_t)left], b = ends[(size_t)right];
+    if (pl >= 0 && pr >= 0) {
+      piece = pairs_.get(pl, pr);
+      if (piece < 0) return false;
+      rank = rank_[(size_t)piece];
+    } else {
+      // a character that is no piece may still begin or end one
+      if (b - a > max_len_ || !may_start(text[a], text[a + 1])) return false;
+      piece = merge_.get(text + a, b - a);
+      if (piece < 0) return false;
+      rank = rank_[(size_t)piece];
+    }
+    e = Entry{(uint64_t)rank << 32 | (uint32_t)left, right, piece, b - a};
+    if (has_unused_ && types_[(size_t)piece] == SP_UNUSED) rev[piece] = ends[(size_t)left] - a;
+    return true;
+  };
+  auto later = [](const Entry& x, const Entry& y) { return x.key > y.key; };  // min-heap on key
+
+  Entry e;
+  auto merge_at = [&](int32_t left, int32_t right, int32_t piece) -> size_t {
+    const size_t l = (size_t)left, r = (size_t)right;
+    ends[l] = ends[r];
+    pid[l] = piece;
+    alive[r] = 0;
+    const int32_t r2 = nxt[r];
+    nxt[l] = r2;
+    if (r2 != -1) prv[(size_t)r2] = left;
+    return l;
+  };
+  auto valid = [&](int32_t left, int32_t right, uint32_t size) {
+    return alive[(size_t)left] && alive[(size_t)right] && nxt[(size_t)left] == right &&
+           ends[(size_t)right] - starts[(size_t)left] == size;
+  };
+  if (m >= LONG_RUN) {
+    RankQueue& q = w.queue;
+    q.reset(ranks_);
+    auto push = [&](const Entry& x) { q.push((uint32_t)(x.key >> 32), RankQueue::Item{(int32_t)(uint32_t)x.key, x.right, x.piece, x.size}); };
+    for (size_t k = 1; k < m; ++k)
+      if (candidate((int32_t)k - 1, (int32_t)k, e)) push(e);
+    RankQueue::Item it;
+    while (q.pop(it)) {
+      if (!valid(it.left, it.right, it.size)) continue;
+      const size_t l = merge_at(it.left, it.right, it.piece);
+      if (prv[l] >= 0 && candidate(prv[l], (int32_t)l, e)) push(e);
+      if (nxt[l] >= 0 && candidate((int32_t)l, nxt[l], e)) push(e);
+    }
+    emit_symbols(text, out, w);
+    return;
+  }
+  for (size_t k = 1; k < m; ++k)
+    if (candidate((int32_t)k - 1, (int32_t)k, e)) agenda.push_back(e);
+  std::make_heap(agenda.begin(), agenda.end(), later);
+  while (!agenda.empty()) {
+    std::pop_heap(agenda.begin(), agenda.end(), later);
+    const Entry top = agenda.back();
+    agenda.pop_back();
+    if (!valid((int32_t)(uint32_t)top.key, top.right, top.size)) continue;
+    const size_t l = merge_at((int32_t)(uint32_t)top.key, top.right, top.piece);
+    if (prv[l] >= 0 && candidate(prv[l], (int32_t)l, e)) {
+      agenda.push_back(e);
+      std::push_heap(agenda.begin(), agenda.end(), later);
+    }
+    if (nxt[l] >= 0 && candidate((int32_t)l, nxt[l], e)) {
+      agenda.push_back(e);
+      std::push_heap(agenda.begin(), agenda.end(), later);
+    }
+  }
+  emit_symbols(text, out, w);
+}
+
+void BPE::merge_heapq(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
+  out.clear();
+  if (n == 0) return;
+  initial_symbols(text, n, w);
+  std::vector<uint32_t>& starts = w.starts;
+  std::vector<uint32_t>& ends = w.ends;
+  std::vector<int32_t>& nxt = w.nxt;
+  std::vector<int32_t>& prv = w.prv;
+  std::vector<int32_t>& pid = w.pid;
+  const std::vector<uint8_t>& frozen = w.frozen;
+  std::vector<uint8_t>& alive = w.alive;
+  std::unordered_map<int32_t, uint32_t>& rev = w.rev;  // UNUSED piece id -> length of its left part
   std::vector<Cand>& heap = w.heap;
   heap.clear();
+  const size_t m = starts.size();
 
   auto add = [&](int32_t left, int32_t right) {
     if (left < 0 || right < 0 || frozen[(size_t)left] || frozen[(size_t)right]) return;
@@ -235,7 +486,15 @@ void BPE::merge(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch
     add(prv[l], (int32_t)l);
     add((int32_t)l, r2);
   }
+  emit_symbols(text, out, w);
+}
 
+void BPE::emit_symbols(const uint32_t* text, std::vector<Token>& out, Scratch& w) const {
+  const std::vector<uint32_t>& starts = w.starts;
+  const std::vector<uint32_t>& ends = w.ends;
+  const std::vector<int32_t>& nxt = w.nxt;
+  const std::vector<int32_t>& pid = w.pid;
+  const std::unordered_map<int32_t, uint32_t>& rev = w.rev;
   bool prev_unk = false;
   std::vector<std::pair<uint32_t, uint32_t>>& stack = w.stack;  // (start, end) still to emit, last first
   for (int32_t k = 0; k != -1; k = nxt[(size_t)k]) {

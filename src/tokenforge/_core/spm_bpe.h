@@ -5,8 +5,22 @@
 // merged, leftmost first, until none is left; an UNUSED piece is split back into the
 // two symbols it was last formed from; a symbol that is no piece is <unk> (runs fused)
 // or, with byte fallback, its UTF-8 bytes. The reference is PieceBPE._sp_merge in
-// models/bpe.py; the heap below is CPython's heapq step for step, so ties (and even NaN
-// scores) are broken exactly as there. Text is code points (UTF-32).
+// models/bpe.py. Text is code points (UTF-32).
+//
+// How it is fast: every symbol carries its piece id, and a table of piece pairs (left id,
+// right id) -> merged id (PairTable) answers a candidate without building or hashing a
+// string; each mergeable piece has the rank of its score (equal scores, equal rank). The
+// next merge is the valid candidate with the lowest (rank, left symbol): valid candidates
+// never tie on that key (one per left symbol), so this is the reference's order, score
+// first and leftmost on ties. tokenize() cuts the text between two characters adjacent
+// inside no mergeable piece: no symbol can ever span such a cut, so the parts merge
+// independently (the merges of one part are the subsequence the whole text would make
+// there), and runs without U+2581 (JSON, code, unspaced text, CJK) become short parts.
+// A part of up to SMALL_RUN characters merges in arrays with a scan (merge_small); a
+// longer sequence keeps an agenda with stale entries skipped (merge_ranked): one binary
+// heap of rank << 32 | left, or from LONG_RUN symbols a bucket per rank (RankQueue). With
+// a NaN score, or 2**21 pieces or more, the CPython-heapq merge (merge_heapq) runs, whose
+// tuple order reproduces Python's step for step.
 //
 // HF tokenizers' BPE model (its Word::merge_all) runs on the same symbol machinery when
 // the model is built with merges (a converted tokenizer.json: Llama 2, Mistral): every
@@ -17,7 +31,9 @@
 // models/bpe.py.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -92,6 +108,138 @@ class PieceMap {
   size_t count_ = 0;
 };
 
+// Open-addressing map: (left piece id, right piece id) -> merged piece id, in 8-byte slots
+// (left << 43 | right << 22 | merged; ids below 2**21) so that the table of a 32k-piece
+// vocabulary stays in L2.
+class PairTable {
+ public:
+  static constexpr size_t MAX_ID = (size_t)1 << 21;
+  void reserve(size_t n) {
+    size_t cap = 16;
+    while (cap < n * 2) cap <<= 1;
+    slots_.assign(cap, kEmpty);
+    shift_ = 64;
+    for (size_t c = cap; c > 1; c >>= 1) --shift_;
+  }
+  // Assumes reserve(n) with n at least the number of keys added, and ids below MAX_ID.
+  void add(int32_t l, int32_t r, int32_t piece) {
+    const uint64_t k = key(l, r);
+    const size_t mask = slots_.size() - 1;
+    for (size_t s = slot(k);; s = (s + 1) & mask) {
+      if (slots_[s] == kEmpty) {
+        slots_[s] = k << 21 | (uint64_t)(uint32_t)piece;
+        return;
+      }
+      if (slots_[s] >> 21 == k) return;
+    }
+  }
+  // merged piece id, -1 if none
+  int32_t get(int32_t l, int32_t r) const {
+    const uint64_t k = key(l, r);
+    const size_t mask = slots_.size() - 1;
+    for (size_t s = slot(k);; s = (s + 1) & mask) {
+      const uint64_t x = slots_[s];
+      if (x >> 21 == k) return (int32_t)(x & (MAX_ID - 1));
+      if (x == kEmpty) return -1;
+    }
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = ~0ull;  // its key part is never a key (ids below 2**21)
+  static uint64_t key(int32_t l, int32_t r) { return (uint64_t)(uint32_t)l << 22 | (uint32_t)r; }
+  size_t slot(uint64_t k) const { return (size_t)((k * 0x9E3779B97F4A7C15ull) >> shift_); }
+  std::vector<uint64_t> slots_;
+  unsigned shift_ = 60;
+};
+
+// The agenda of a long symbol sequence: one bucket per rank, each a run of entries appended
+// in increasing left symbol (read from the front) plus a min-heap on left for the entries
+// that arrive out of that order; a two-level bitset finds the best non-empty rank. Pops
+// come in (rank, left) order like the one binary heap's, at O(1) for the in-order entries
+// (the first pairs, a run of one repeated piece) and O(log bucket) for the others.
+class RankQueue {
+ public:
+  struct Item {
+    int32_t left, right, piece;
+    uint32_t size;
+  };
+  void reset(size_t ranks) {
+    if (buckets_.size() < ranks) buckets_.resize(ranks);
+    ranks_ = ranks;
+    bits0_.assign((ranks + 63) / 64, 0);
+    bits1_.assign((bits0_.size() + 63) / 64, 0);
+    cur_ = ranks;
+    count_ = 0;
+  }
+  void push(uint32_t rank, const Item& it) {
+    Bucket& b = buckets_[rank];
+    if (b.head == b.run.size() || it.left > b.run.back().left) {
+      b.run.push_back(it);
+    } else {
+      b.extra.push_back(it);
+      std::push_heap(b.extra.begin(), b.extra.end(), later);
+    }
+    const size_t w = rank >> 6;
+    if (!bits0_[w]) bits1_[w >> 6] |= 1ull << (w & 63);
+    bits0_[w] |= 1ull << (rank & 63);
+    if (rank < cur_) cur_ = rank;
+    ++count_;
+  }
+  bool pop(Item& it) {
+    if (!count_) return false;
+    Bucket& b = buckets_[cur_];
+    const bool in_run = b.head < b.run.size();
+    if (in_run && (b.extra.empty() || b.run[b.head].left < b.extra.front().left)) {
+      it = b.run[b.head++];
+    } else {
+      std::pop_heap(b.extra.begin(), b.extra.end(), later);
+      it = b.extra.back();
+      b.extra.pop_back();
+    }
+    --count_;
+    if (b.head == b.run.size()) {
+      b.run.clear();
+      b.head = 0;
+      if (b.extra.empty()) {
+        const size_t w = cur_ >> 6;
+        bits0_[w] &= ~(1ull << (cur_ & 63));
+        if (!bits0_[w]) bits1_[w >> 6] &= ~(1ull << (w & 63));
+        cur_ = count_ ? next_from(cur_) : ranks_;
+      }
+    }
+    return true;
+  }
+
+ private:
+  struct Bucket {
+    std::vector<Item> run, extra;
+    size_t head = 0;
+  };
+  static bool later(const Item& a, const Item& b) { return a.left > b.left; }
+  static size_t first_bit(uint64_t x) { return (size_t)__builtin_ctzll(x); }
+  // the smallest non-empty rank at or after r
+  size_t next_from(size_t r) const {
+    size_t w = r >> 6;
+    if (w < bits0_.size()) {
+      uint64_t x = bits0_[w] & (~0ull << (r & 63));
+      if (x) return (w << 6) + first_bit(x);
+    }
+    const size_t w0 = w + 1;
+    for (size_t v = w0 >> 6; v < bits1_.size(); ++v) {
+      uint64_t y = bits1_[v];
+      if (v == (w0 >> 6)) y &= ~0ull << (w0 & 63);
+      if (y) {
+        const size_t ww = (v << 6) + first_bit(y);
+        return (ww << 6) + first_bit(bits0_[ww]);
+      }
+    }
+    return ranks_;
+  }
+  std::vector<Bucket> buckets_;
+  std::vector<uint64_t> bits0_, bits1_;
+  size_t ranks_ = 0, cur_ = 0, count_ = 0;
+};
+
 class BPE {
  public:
   // pieces[i] has id i; types are ModelProto.SentencePiece.Type values. Throws invalid_argument
@@ -110,6 +258,13 @@ class BPE {
 
   size_t size() const { return pieces_.size(); }
 
+  // An agenda entry of merge_ranked: key = rank << 32 | left symbol.
+  struct Entry {
+    uint64_t key;
+    int32_t right;
+    int32_t piece;
+    uint32_t size;
+  };
   struct Cand {
     double neg_score;
     int32_t left, right;
@@ -122,10 +277,18 @@ class BPE {
     std::vector<int32_t> nxt, prv, pid;
     std::vector<uint8_t> frozen, alive;
     std::vector<Cand> heap;
+    std::vector<Entry> agenda;
+    RankQueue queue;
     std::unordered_map<int32_t, uint32_t> rev;
     std::vector<std::pair<uint32_t, uint32_t>> stack;
     std::vector<Token> part;
   };
+
+  // (constants of the merge; tokenize is declared below)
+  //: Symbol sequences of at least this many use the RankQueue, shorter ones one binary heap.
+  static constexpr size_t LONG_RUN = 256;
+  //: Parts of at most this many characters use merge_small.
+  static constexpr size_t SMALL_RUN = 64;
 
   // A bounded memo of merged parts: direct-mapped slots over two arenas, emptied when
   // full. The model's own memo serves single calls (behind a lock, as Python threads may
@@ -186,6 +349,8 @@ class BPE {
   //: Parts of at most this many code points are memoised (across calls, bounded).
   static constexpr size_t MEMO_PART = 48;
 
+  // tokenize's loop for HF semantics (the parts of the pre-merge cut rule).
+  void tokenize_hf(const uint32_t* text, size_t n, std::vector<Token>& out, PartMemo& parts_memo, Scratch& w) const;
   // HF's Word::merge_all over the symbols of text (HF semantics).
   void merge_hf(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const;
   int32_t hf_char_id(uint32_t c) const {
@@ -194,7 +359,38 @@ class BPE {
   }
 
   // _sp_merge: the whole of text as one sequence of symbols.
-  void merge(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const;
+  void merge(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
+    if (n <= SMALL_RUN && split_ok_ && ranked_)
+      merge_small(text, n, out);
+    else if (!ranked_)
+      merge_heapq(text, n, out, w);
+    else
+      merge_ranked(text, n, out, w);
+  }
+  // The initial symbols (user-defined pieces, longest first, else one character each).
+  void initial_symbols(const uint32_t* text, size_t n, Scratch& w) const;
+  // Up to SMALL_RUN characters without USER_DEFINED/UNUSED pieces or NaN scores: symbols in
+  // arrays, each adjacent pair's (rank, piece) kept, the best found by a scan (the lowest
+  // rank, leftmost on ties: the same choice as the agenda's), the merged symbol erased.
+  void merge_small(const uint32_t* text, size_t n, std::vector<Token>& out) const;
+  // The pair table and a heap of rank << 32 | left (scores without NaN).
+  void merge_ranked(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const;
+  // CPython's heapq on (-score, left, right, size) tuples, for scores with NaN.
+  void merge_heapq(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const;
+  // The symbols left in the linked list, as tokens (UNUSED pieces split back by rev).
+  void emit_symbols(const uint32_t* text, std::vector<Token>& out, Scratch& w) const;
+
+  // mergeable piece id of a one-character symbol, -1 if none
+  int32_t char_piece(uint32_t c) const {
+    if (c < 0x10000) return single_mid_[c];
+    return merge_.get(&c, 1);
+  }
+  // true when some mergeable piece holds a then b (false positives only)
+  bool may_join(uint32_t a, uint32_t b) const {
+    size_t h = pair_slot(a, b) >> (20 - JOIN_LOG);
+    return (join_bits_[h >> 6] >> (h & 63)) & 1;
+  }
+  static constexpr unsigned JOIN_LOG = 20;
 
   // Python's tuple order on (neg_score, left, right, size), NaN included.
   static bool lt(const Cand& a, const Cand& b) {
@@ -286,7 +482,13 @@ class BPE {
   PieceMap merge_, reserved_, user_;
   CharSet user_first_;
   std::vector<int32_t> emit_id_, single_id_;
-  std::vector<uint64_t> pair_bits_;
+  std::vector<uint64_t> pair_bits_, join_bits_;
+  std::vector<int32_t> single_mid_;
+  std::vector<uint32_t> rank_;  // mergeable piece id -> rank of its score (0 = highest)
+  PairTable pairs_;
+  size_t ranks_ = 0;  // number of distinct ranks
+  bool has_nan_ = false;
+  bool ranked_ = false;  // no NaN score and fewer than PairTable::MAX_ID pieces: merge_ranked
   size_t max_len_ = 0, user_max_ = 0;
   bool has_unused_ = false, split_ok_ = false;
   bool hf_ = false;           // HF semantics (merges by rank)
