@@ -57,13 +57,18 @@ void merge_blocks(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32
   uint16_t nxt[MEDIUM_PIECE], prv[MEDIUM_PIECE];
   uint32_t bmin[MEDIUM_PIECE / MERGE_BLOCK + 1];
   const size_t nb = (n + MERGE_BLOCK - 1) / MERGE_BLOCK;
-  // The first parts: single bytes, and atomic characters (Vocab::atom_at) already whole,
-  // which saves most merges and lookups of CJK text. n itself (<= MEDIUM_PIECE < 65536)
+  // The first parts: single bytes, and atomic characters and byte pairs (Vocab::atom_at,
+  // pair_atom_at) already whole, which saves most merges and lookups of CJK text and
+  // some of everything else. n itself (<= MEDIUM_PIECE < 65536)
   // marks the end of the list.
   size_t prev = 0;
   for (size_t i = 0; i < n;) {
     size_t len = 1;
     uint32_t r = p[i] < 0xC2 ? NONE : v.atom_at(p, i, n, &len);
+    if (r == NONE && i + 1 < n) {
+      r = v.pair_atom_at(p, i, n);
+      if (r != NONE) len = 2;
+    }
     self[i] = r != NONE ? r : v.byte_rank(p[i]);
     for (size_t k = 1; k < len; ++k) pr[i + k] = NONE;
     prv[i] = (uint16_t)prev;

@@ -128,6 +128,16 @@ class Vocab {
       i = (i + 1) & mask_;
     }
   }
+  // The rank of the two bytes p[i:i+2] (i + 2 <= n) as one token when that pair is atomic
+  // there (the argument of build_atoms with c = the pair, M = its rank: no token ending
+  // with (byte before, p[i]) or starting with (p[i+1], byte after) ranks lower), else NONE.
+  inline uint32_t pair_atom_at(const uint8_t* p, size_t i, size_t n) const {
+    const uint32_t r = rank2_[(size_t)p[i] << 8 | p[i + 1]];
+    if (r == NONE) return NONE;
+    if (i > 0 && end_pair_[(size_t)p[i - 1] << 8 | p[i]] <= r) return NONE;
+    if (i + 2 < n && start_pair_[(size_t)p[i + 1] << 8 | p[i + 2]] <= r) return NONE;
+    return r;
+  }
   // The rank of the 2- or 3-byte UTF-8 character at p[i] (of the piece p[0:n]) when it is
   // "atomic" there: its bytes merge into it before any merge can join one of them to a
   // byte outside it (see build_atoms); merging may then start from it as one part. *len
