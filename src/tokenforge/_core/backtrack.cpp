@@ -219,14 +219,13 @@ namespace {
 
 // Memo of pair compatibility, one per thread, direct-mapped (a, b) -> 0/1. It is
 // reset when the thread moves to another vocabulary (owner + generation).
+// A slot is one word, a << 33 | b << 1 | ok (ranks below 2^31; ~0 = empty), so the
+// memo holds twice the pairs per byte of cache.
 struct PairMemo {
-  struct Slot {
-    uint64_t key = ~0ull;
-    uint8_t ok = 0;
-  };
+  static constexpr unsigned BITS = 17;
   const void* owner = nullptr;
   uint64_t generation = 0;
-  std::vector<Slot> slots;
+  std::vector<uint64_t> slots;
 };
 
 
@@ -237,23 +236,25 @@ void Backtracker::encode(const uint8_t* p, size_t n, std::vector<uint32_t>& out)
     bpe_merge(v_, p, n, out);
     return;
   }
-  std::vector<uint32_t> tokens;
-  tokens.reserve(n / 3 + 4);
-  std::vector<uint8_t> alive(n + 1, 1);  // alive[pos] == 0: pos is a dead end
+  // Scratch space kept per thread: no allocation per piece.
+  thread_local std::vector<uint32_t> tokens;
+  thread_local std::vector<uint8_t> alive;
+  tokens.clear();
+  alive.assign(n + 1, 1);  // alive[pos] == 0: pos is a dead end
   thread_local PairMemo memo;
   if (memo.owner != this || memo.generation != generation_) {
     memo.owner = this;
     memo.generation = generation_;
-    memo.slots.assign(1 << 16, PairMemo::Slot{});
+    memo.slots.assign((size_t)1 << PairMemo::BITS, ~0ull);
   }
-  std::vector<uint8_t> buf;
+  thread_local std::vector<uint8_t> buf;
   auto compatible = [&](uint32_t a, uint32_t b) -> bool {
-    uint64_t key = ((uint64_t)a << 32) | b;
-    auto& slot = memo.slots[(size_t)(key * 0x9E3779B97F4A7C15ull >> 48) & (memo.slots.size() - 1)];
-    if (slot.key == key) return slot.ok;
+    if ((a | b) >> 31) return pair_is_valid(a, b, buf);  // (no such vocabulary; kept exact anyway)
+    uint64_t key = ((uint64_t)a << 33) | ((uint64_t)b << 1);
+    uint64_t& slot = memo.slots[(size_t)(key * 0x9E3779B97F4A7C15ull >> (64 - PairMemo::BITS))];
+    if ((slot & ~1ull) == key) return (slot & 1) != 0;
     bool ok = pair_is_valid(a, b, buf);
-    slot.key = key;
-    slot.ok = ok;
+    slot = key | (ok ? 1 : 0);
     return ok;
   };
   // longest_match reads p[pos : pos + max_len] only: inside a run of one repeated byte

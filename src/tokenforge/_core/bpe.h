@@ -6,9 +6,12 @@
 //   merge of two parts is a lookup of a sub-span: no copies, no allocation.
 // * A piece that is a token is one lookup. Most pieces of natural text are.
 // * Short pieces merge with the array scan (O(m^2), but m is tiny and the data
-//   stays in registers/L1). Long pieces (a run of a million spaces is one
-//   piece) use a linked list and a binary heap with lazy deletion: O(m log m),
-//   so worst-case inputs stay near-linear.
+//   stays in registers/L1). Medium pieces (up to MEDIUM_PIECE bytes: CJK clauses,
+//   text without spaces) use the block-minimum merge (a linked list of parts and
+//   one minimum rank per 16 positions: O(m/16 + 16) per merge, no heap, all on
+//   the stack). Long pieces (a run of a million spaces is one piece) use a linked
+//   list and a binary heap with lazy deletion: O(m log m), so worst-case inputs
+//   stay near-linear.
 // * Nothing here is mutable after construction, so one Vocab is shared by all
 //   threads without locks; caches are per call or per thread.
 #pragma once
@@ -82,6 +85,7 @@ class Vocab {
       Hot& h = hot_[hot_slot(w, e.len)];
       if (h.len == 0) h = Hot{w, e.rank, e.len};
     }
+    build_atoms();
   }
   inline uint32_t byte_rank(uint8_t b) const { return rank1_[b]; }
   // Rank of the token with bytes p[0:n], or NONE. Probing reads a one-byte tag per slot
@@ -96,6 +100,15 @@ class Vocab {
       if (hot.len == n && hot.w == w) return hot.rank;
     }
     return full_rank(p, n);
+  }
+  // Starts loading the cache lines rank(p, n) will read, so that a merge that needs two
+  // lookups waits for their memory once, not twice. No effect on results.
+  inline void prefetch(const uint8_t* p, size_t n) const {
+    if (n <= 2 || n > max_len_) return;
+    if (n <= 8) __builtin_prefetch(&hot_[hot_slot(prefix(p, n), n)]);
+    size_t i = hash_bytes(p, n) & mask_;
+    __builtin_prefetch(&tags_[i]);
+    __builtin_prefetch(&slots_[i]);
   }
   // rank() without the hot table.
   inline uint32_t full_rank(const uint8_t* p, size_t n) const {
@@ -114,6 +127,44 @@ class Vocab {
       }
       i = (i + 1) & mask_;
     }
+  }
+  // The rank of the two bytes p[i:i+2] (i + 2 <= n) as one token when that pair is atomic
+  // there (the argument of build_atoms with c = the pair, M = its rank: no token ending
+  // with (byte before, p[i]) or starting with (p[i+1], byte after) ranks lower), else NONE.
+  inline uint32_t pair_atom_at(const uint8_t* p, size_t i, size_t n) const {
+    const uint32_t r = rank2_[(size_t)p[i] << 8 | p[i + 1]];
+    if (r == NONE) return NONE;
+    if (i > 0 && end_pair_[(size_t)p[i - 1] << 8 | p[i]] <= r) return NONE;
+    if (i + 2 < n && start_pair_[(size_t)p[i + 1] << 8 | p[i + 2]] <= r) return NONE;
+    return r;
+  }
+  // The rank of the 2- or 3-byte UTF-8 character at p[i] (of the piece p[0:n]) when it is
+  // "atomic" there: its bytes merge into it before any merge can join one of them to a
+  // byte outside it (see build_atoms); merging may then start from it as one part. *len
+  // gets its byte length. NONE (and *len untouched) otherwise.
+  inline uint32_t atom_at(const uint8_t* p, size_t i, size_t n, size_t* len) const {
+    const uint8_t b = p[i];
+    size_t l;
+    uint32_t cp;
+    if (b < 0xC2 || b >= 0xF0) return NONE;
+    if (b < 0xE0) {
+      if (i + 2 > n || (p[i + 1] & 0xC0) != 0x80) return NONE;
+      cp = (uint32_t)(b & 0x1F) << 6 | (p[i + 1] & 0x3F);
+      l = 2;
+    } else {
+      if (i + 3 > n || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80) return NONE;
+      cp = (uint32_t)(b & 0x0F) << 12 | (uint32_t)(p[i + 1] & 0x3F) << 6 | (p[i + 2] & 0x3F);
+      if (cp < 0x800) return NONE;  // an overlong form: not the bytes the table was made from
+      l = 3;
+    }
+    const Atom& a = atom_[cp];
+    if (a.rank == NONE) return NONE;
+    // the context: a token ending with (byte before, first byte) or starting with
+    // (last byte, byte after) of rank <= M could take a byte first
+    if (i > 0 && end_pair_[(size_t)p[i - 1] << 8 | b] <= a.m) return NONE;
+    if (i + l < n && start_pair_[(size_t)p[i + l - 1] << 8 | p[i + l]] <= a.m) return NONE;
+    *len = l;
+    return a.rank;
   }
   size_t size() const { return entries_.size(); }
   // The k-th token added: its bytes and rank.
@@ -145,11 +196,64 @@ class Vocab {
     uint32_t rank;
     uint32_t len;   // 0 = empty
   };
-  static constexpr unsigned HOT_BITS = 13;
+  static constexpr unsigned HOT_BITS = 15;
   static constexpr size_t HOT_SLOTS = (size_t)1 << HOT_BITS;
   static inline size_t hot_slot(uint64_t w, size_t n) {
     return (size_t)(((w ^ (uint64_t)n << 59) * 0x9E3779B97F4A7C15ull) >> (64 - HOT_BITS));
   }
+  // Atomic characters (atom_at), indexed by code point below U+10000 (the 2- and 3-byte
+  // UTF-8 forms, surrogates' bytes included: the test is on bytes).
+  //
+  // Why pre-merging one is exact. Let c be the character's bytes and M the highest rank
+  // of the merges that turn c's bytes alone into the token c (merging c's bytes must give
+  // c). The first merge that joins part of c to a byte outside it makes a token whose
+  // bytes are X + c[:k] or c[k:] + Y (0 < k < |c|, X, Y non-empty, matching the bytes
+  // around c). If every such token has rank > M, then until c is whole every merge that
+  // touches c's bytes is one of c's own, each of rank <= M and always available, so
+  // merging (lowest rank first) completes c before any crossing one: c is one part from
+  // the start. Distinct tokens have distinct ranks, so no tie can reorder this.
+  // The test, with lower bounds over all tokens: X + c[:1] ends with (byte before c,
+  // c[0]) [end_pair_], c[k:] + Y for k = |c| - 1 starts with (c's last byte, byte after)
+  // [start_pair_], and for a 3-byte c, X + c[:2] ends with c[:2] and c[1:] + Y starts
+  // with c[1:] [the context-free part, checked here].
+  struct Atom {
+    uint32_t rank = NONE;  // the character's token, NONE: not atomic in any context
+    uint32_t m = 0;        // M: the highest rank of its own merges
+  };
+  void build_atoms() {
+    std::vector<uint32_t> end2(65536, NONE), start2(65536, NONE);  // tokens of 3+ bytes
+    end_pair_.assign(65536, NONE);   // tokens of 2+ bytes
+    start_pair_.assign(65536, NONE);
+    for (const Entry& e : entries_) {  // every rank of every token's bytes: lower bounds
+      const uint8_t* q = arena_.data() + e.off;
+      const size_t n = e.len;
+      if (n < 2) continue;
+      const size_t tail = (size_t)q[n - 2] << 8 | q[n - 1], head = (size_t)q[0] << 8 | q[1];
+      end_pair_[tail] = std::min(end_pair_[tail], e.rank);
+      start_pair_[head] = std::min(start_pair_[head], e.rank);
+      if (n >= 3) {
+        end2[tail] = std::min(end2[tail], e.rank);
+        start2[head] = std::min(start2[head], e.rank);
+      }
+    }
+    atom_.assign(65536, Atom{});
+    uint8_t b[4];
+    for (uint32_t cp = 0x80; cp < 0x10000; ++cp) {
+      const int n = utf8_of(cp, b);
+      const uint32_t rc = rank(b, (size_t)n);
+      if (rc == NONE) continue;
+      uint32_t m = rc;
+      if (n == 3) {  // the first of the two merges: the lower of the two byte pairs
+        const uint32_t first = std::min(rank(b, 2), rank(b + 1, 2));
+        if (first == NONE) continue;  // (then c's bytes cannot merge into c)
+        m = std::max(m, first);
+        if (end2[(size_t)b[0] << 8 | b[1]] <= m || start2[(size_t)b[1] << 8 | b[2]] <= m) continue;
+      }
+      atom_[cp] = Atom{rc, m};
+    }
+  }
+  std::vector<Atom> atom_;
+  std::vector<uint32_t> end_pair_, start_pair_;
   std::vector<Hot> hot_;
   std::vector<Slot> slots_;
   std::vector<uint8_t> tags_;  // 0 = empty slot, else 0x80 | 7 hash bits
@@ -160,10 +264,15 @@ class Vocab {
 };
 
 constexpr size_t SHORT_PIECE = 128;
+//: bpe_merge: up to TINY_PIECE bytes the array scan, then the block-minimum merge up to
+//: MEDIUM_PIECE bytes, then the heap.
+constexpr size_t TINY_PIECE = 24;
+constexpr size_t MEDIUM_PIECE = 2048;
 
 // Appends the ids of piece p[0:n] (n >= 1) to out: whole-piece lookup, then merging.
 void bpe_encode_piece(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>& out);
-// Merging only (no whole-piece lookup): the array scan or the heap, by length.
+// Merging only (no whole-piece lookup): the array scan, the block-minimum merge or the
+// heap, by length.
 void bpe_merge(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32_t>& out);
 // Merging with only the tokens of rank < bound (what the vocabulary was when the token of
 // rank `bound` was learned): for checking a vocabulary, not for encoding.

@@ -67,8 +67,10 @@ class PieceCache {
 
 //: Pieces up to this long that need merging are memoised (identifiers, names, CJK words).
 constexpr size_t CACHE_MAX_PIECE = 15;
-//: Pieces longer than this use the linear backtracking encoder instead of the heap.
-constexpr size_t BACKTRACK_MIN_PIECE = 16;
+//: Pieces at least this long use the linear backtracking encoder instead of the heap; the
+//: shorter ones merge (bpe_merge: the array scan, then the block-minimum merge), which is
+//: faster on them: the backtracker pays a trie walk and a pair check per token.
+constexpr size_t BACKTRACK_MIN_PIECE = MEDIUM_PIECE + 1;
 
 // The backtracker needs a trie of the vocabulary (30-220 ms to build, 13-54 MB). It is
 // built only once long pieces have cost enough to pay for it (ski rental): after
