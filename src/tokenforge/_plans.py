@@ -330,16 +330,19 @@ class SentencePiecePlan(Plan):
         h = self._native
         if h is None:
             try:
-                norm = self.normalizer.native_normalizer()
-                enc = self.model.native_encoder()
+                norm, enc = self._native_parts()
                 h = (norm, enc) if norm is not None and enc is not None else False
-            except (UnicodeError, ValueError, TypeError):
+            except (UnicodeError, ValueError, TypeError, OverflowError):
                 h = False
             if h:
                 one = self._core.spm_bpe_encode if isinstance(self.model, PieceBPE) else self._core.spm_unigram_encode
                 self._fused = functools.partial(one, h[0], h[1])
             self._native = h
         return h
+
+    def _native_parts(self) -> tuple[Any, Any]:
+        """The native normalizer and model (None where the core cannot take one)."""
+        return self.normalizer.native_normalizer(), self.model.native_encoder()
 
     def encode(self, text: str, first: bool = True) -> list[int]:
         if not text:
@@ -411,20 +414,8 @@ class ConvertedSentencePiecePlan(SentencePiecePlan):
         self._check_unk = check_unk  # ids holding this id go to the Python stages
         self._unk_text = unk_text  # normalized texts holding this go to the Python stages
 
-    def _handles(self) -> Any:
-        h = self._native
-        if h is None:
-            try:
-                norm = self._spm_normalizer.native_normalizer()
-                enc = self._encoder()
-                h = (norm, enc) if norm is not None and enc is not None else False
-            except (UnicodeError, ValueError, TypeError, OverflowError):
-                h = False
-            if h:
-                one = self._core.spm_bpe_encode if isinstance(self.model, PieceBPE) else self._core.spm_unigram_encode
-                self._fused = functools.partial(one, h[0], h[1])
-            self._native = h
-        return h
+    def _native_parts(self) -> tuple[Any, Any]:
+        return self._spm_normalizer.native_normalizer(), self._encoder()
 
     def _prepared(self, text: str, first: bool = True) -> str:
         """``text`` (surrogates fixed) as the native normalizer takes it."""

@@ -145,6 +145,20 @@ BPE::BPE(std::vector<U32> pieces, const std::vector<HfMerge>& merges, int32_t un
   for (uint32_t c = 0; c < 0x10000; ++c) single_id_[c] = merge_.get(&c, 1);
 }
 
+// part's tokens (offsets relative to start) after out's; with fuse, an unknown token that
+// starts part joins an unknown token that ends out.
+void BPE::append_part(std::vector<Token>& out, const std::vector<Token>& part, size_t start, bool fuse) const {
+  size_t k = 0;
+  if (fuse && unk_id_ >= 0 && !out.empty() && !part.empty() && part[0].id == unk_id_ && out.back().id == unk_id_) {
+    out.back().end = (uint32_t)start + part[0].end;
+    k = 1;
+  }
+  for (; k < part.size(); ++k) {
+    const Token& t = part[k];
+    out.push_back(Token{t.id, (uint32_t)start + t.start, (uint32_t)start + t.end});
+  }
+}
+
 void BPE::tokenize(const uint32_t* text, size_t n, std::vector<Token>& out, PartMemo* memo) const {
   out.clear();
   if (n > (size_t)INT32_MAX) throw std::length_error("text too long for SpmBPE (2**31 code points or more)");
@@ -193,15 +207,7 @@ void BPE::tokenize(const uint32_t* text, size_t n, std::vector<Token>& out, Part
     } else {
       merge(text + start, len, part, w);
     }
-    size_t k = 0;
-    if (fuse && unk_id_ >= 0 && !out.empty() && !part.empty() && part[0].id == unk_id_ && out.back().id == unk_id_) {
-      out.back().end = (uint32_t)start + part[0].end;
-      k = 1;
-    }
-    for (; k < part.size(); ++k) {
-      const Token& t = part[k];
-      out.push_back(Token{t.id, (uint32_t)start + t.start, (uint32_t)start + t.end});
-    }
+    append_part(out, part, start, fuse);
     start = end;
   }
 }
@@ -227,15 +233,7 @@ void BPE::tokenize_hf(const uint32_t* text, size_t n, std::vector<Token>& out, P
     } else {
       merge_hf(text + start, len, part, w);
     }
-    size_t k = 0;
-    if (fuse && unk_id_ >= 0 && !out.empty() && !part.empty() && part[0].id == unk_id_ && out.back().id == unk_id_) {
-      out.back().end = (uint32_t)start + part[0].end;
-      k = 1;
-    }
-    for (; k < part.size(); ++k) {
-      const Token& t = part[k];
-      out.push_back(Token{t.id, (uint32_t)start + t.start, (uint32_t)start + t.end});
-    }
+    append_part(out, part, start, fuse);
     start = end;
   }
 }

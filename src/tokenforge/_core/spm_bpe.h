@@ -349,6 +349,7 @@ class BPE {
   //: Parts of at most this many code points are memoised (across calls, bounded).
   static constexpr size_t MEMO_PART = 48;
 
+  void append_part(std::vector<Token>& out, const std::vector<Token>& part, size_t start, bool fuse) const;
   // tokenize's loop for HF semantics (the parts of the pre-merge cut rule).
   void tokenize_hf(const uint32_t* text, size_t n, std::vector<Token>& out, PartMemo& parts_memo, Scratch& w) const;
   // HF's Word::merge_all over the symbols of text (HF semantics).

@@ -166,28 +166,6 @@ namespace tf {
 
 namespace {
 
-inline size_t put_utf8(uint8_t* o, uint32_t cp) {
-  if (cp < 0x80) {
-    o[0] = (uint8_t)cp;
-    return 1;
-  }
-  if (cp < 0x800) {
-    o[0] = (uint8_t)(0xC0 | (cp >> 6));
-    o[1] = (uint8_t)(0x80 | (cp & 0x3F));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    o[0] = (uint8_t)(0xE0 | (cp >> 12));
-    o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-    o[2] = (uint8_t)(0x80 | (cp & 0x3F));
-    return 3;
-  }
-  o[0] = (uint8_t)(0xF0 | (cp >> 18));
-  o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-  o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-  o[3] = (uint8_t)(0x80 | (cp & 0x3F));
-  return 4;
-}
 
 // Hangul syllables: the arithmetic decomposition of Unicode's chapter 3.12.
 constexpr uint32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0x11A7;
@@ -219,11 +197,11 @@ struct NormOut {
   void put(uint32_t cp, const tf_bert::Rec& r) {  // r: cp's record
     if (lower) {
       if (r.flags & tf_bert::LOWER) {
-        for (unsigned k = 0; k < r.low_len; ++k) w += put_utf8(o + w, tf_bert::pool[r.low_off + k]);
+        for (unsigned k = 0; k < r.low_len; ++k) w += (size_t)utf8_of(tf_bert::pool[r.low_off + k], o + w);
         return;
       }
     }
-    w += put_utf8(o + w, cp);
+    w += (size_t)utf8_of(cp, o + w);
   }
   // The held-back non-starters in canonical order, nonspacing marks dropped.
   void flush(size_t room) {
