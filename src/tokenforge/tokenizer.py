@@ -915,7 +915,7 @@ class Tokenizer:
         if self._batch_is_plain(texts, allowed):
             framed = self._framed_batch(texts, n, add_special_tokens, False)
             if framed is not None:
-                return framed
+                return cast("list[list[int]]", framed)
             try:
                 out = self._plan.encode_batch(texts, n)
             except UnicodeEncodeError:
@@ -941,6 +941,7 @@ class Tokenizer:
         post = self._post
         if (
             framed is None or not add_special_tokens or self._truncation is not None or self._padding is not None
+            or not isinstance(post, (BertProcessing, TemplateProcessing))
             or type(post) not in (BertProcessing, TemplateProcessing)
         ):
             return None
@@ -981,7 +982,7 @@ class Tokenizer:
         if self._batch_is_plain(batch, allowed):
             framed = self._framed_batch(batch, n, add_special_tokens, True)
             if framed is not None:
-                return framed
+                return cast("tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]", framed)
         lists = self.encode_batch(batch, num_threads=n, allowed_special=allowed, disallowed_special=disallowed,
                                   add_special_tokens=add_special_tokens)
         offsets = np.zeros(len(lists) + 1, dtype=np.int64)

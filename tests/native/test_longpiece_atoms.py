@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from tests._tiktoken_ref import reference
+from _tiktoken_ref import reference
 
 import tokenforge
 
