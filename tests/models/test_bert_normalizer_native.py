@@ -48,9 +48,12 @@ def test_every_code_point_normalizes_as_hf(all_code_points, clean, chinese, stri
                                         lowercase=lower)
     for text in all_code_points:
         got, want = ours.normalize(text), ref.normalize_str(text)
-        if got != want:
-            k = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-            pytest.fail(f"differs at {k}: ours {got[k - 3:k + 3]!r}, HF {want[k - 3:k + 3]!r}")
+        assert got == want, _first_difference(got, want)
+
+
+def _first_difference(got: str, want: str) -> str:
+    k = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    return f"differs at {k}: ours {got[k - 3:k + 3]!r}, HF {want[k - 3:k + 3]!r}"
 
 
 # Canonical ordering: marks of different classes in every order (HF's NFD sorts each run
