@@ -43,7 +43,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
             text_field=args.text_field, split_on=_split_on(args), input_errors=args.input_errors,
             eot=args.eot, bos=args.bos,
             val_fraction=args.val_fraction, shard_size=args.shard_size, resume=args.resume,
-            overwrite=args.overwrite, show_progress=_show(args),
+            overwrite=args.overwrite, show_progress=_show(args), formats=args.format,
         )
     except KeyboardInterrupt:
         print(f"tokenforge: interrupted; complete shards are kept in {args.out}: "
@@ -71,10 +71,15 @@ def _summary(index: dict[str, Any], out: str, seconds: float) -> list[str]:
         f"  dtype           {index['dtype']} (little-endian)",
         f"  separators      {sep}",
     ]
+    formats = index.get("formats") or ["tokenforge"]
     for name, s in index["splits"].items():
         files = ", ".join(x["file"] for x in s["shards"][:3]) + (", ..." if len(s["shards"]) > 3 else "")
-        lines.append(f"  {name:<15} {s['tokens']:,} tokens, {s['documents']:,} documents, "
-                     + (f"{len(s['shards'])} shard(s): {files}" if s["shards"] else "no shard"))
+        kept = "tokenforge" in formats
+        lines.append(f"  {name:<15} {s['tokens']:,} tokens, {s['documents']:,} documents"
+                     + ((f", {len(s['shards'])} shard(s): {files}" if s["shards"] else ", no shard") if kept else ""))
+    for fmt, written in (index.get("exports") or {}).items():
+        shown = ", ".join(written[:3]) + (f", ... ({len(written)} files)" if len(written) > 3 else "")
+        lines.append(f"  {fmt:<15} {shown}")
     skipped = [(i["name"], i.get("empty_documents_skipped", 0)) for i in index["inputs"]]
     if sum(n for _, n in skipped):
         where = [f"{name}: {n:,}" for name, n in skipped if n]
@@ -82,7 +87,8 @@ def _summary(index: dict[str, Any], out: str, seconds: float) -> list[str]:
                      + ", ".join(where[:3]) + (", ..." if len(where) > 3 else "") + ")")
     rate = f"{in_bytes / seconds / 1e6:.1f} MB/s, " if in_bytes else ""
     lines.append(f"  time            {seconds:.2f} s ({rate}{tokens / max(seconds, 1e-9) / 1e6:.2f}M tokens/s)")
-    lines.append(f"  read it with    tokenforge.open_tokens({out!r})")
+    if "tokenforge" in formats:
+        lines.append(f"  read it with    tokenforge.open_tokens({out!r})")
     return lines
 
 
@@ -154,6 +160,7 @@ def register(sub: Any) -> None:
             "tokenforge prepare -o out/                         # the embedded corpus, cl100k_base",
             r"tokenforge prepare stories.txt --split-on '\n<|endoftext|>\n' -t gpt2 -o data/ --val-fraction 0.01",
             "tokenforge prepare 'shards/*.jsonl.zst' --text-field content -t o200k -o data/ --resume",
+            "tokenforge prepare fineweb/*.parquet -t gpt2 -o data/ --format megatron,llmc --val-fraction 0.001",
         ],
     )
     _common(p)
@@ -165,7 +172,14 @@ def register(sub: Any) -> None:
     p.add_argument("--val-fraction", type=float, default=0.0,
                    help="share of documents (chosen by a hash of their text) written to the val split")
     p.add_argument("--shard-size", default="1GB", help="bytes per shard, e.g. 1GB, 256MiB (default: 1GB)")
-    p.add_argument("--resume", action="store_true", help="continue an interrupted run from its complete shards")
+    p.add_argument("--format", "-f", action="append", default=None, metavar="FORMAT",
+                   help="what to write, repeatable or a comma list: tokenforge (shards + index.json for "
+                        "tokenforge.open_tokens; the default), megatron (Megatron-Core/NeMo .bin + .idx), "
+                        "llmc (llm.c/modded-nanoGPT .bin shards with a 256-int32 header), nanogpt (nanoGPT's "
+                        "train.bin/val.bin), datatrove (datatrove's .ds + .ds.index); each other format goes "
+                        "to the folder of its name in --out")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run from its complete shards "
+                   "(on a complete run that kept the tokenforge shards: add the --format(s) it lacks)")
     p.add_argument("--overwrite", action="store_true", help="replace what a previous run wrote in --out")
     p.set_defaults(func=cmd_prepare)
 

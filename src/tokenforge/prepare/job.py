@@ -18,13 +18,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .._io import sha256_file
 from .._lazy import np
 from ..errors import InvalidArgumentError, PrepareError, SpecialTokenError, TokenforgeError, UnknownTokenError
 from . import shards as _shards
 from . import sources as _sources
+from .formats import EXPORTS, FORMATS, SplitStream, parse_formats, write_format
 from .shards import INDEX, JOURNAL, PARTIAL, SplitWriter, write_json_atomic
 from .sources import FIRST, INPUT_ERRORS, LAST, ReadOptions, Source, hash_source, plan_units, resolve_inputs
 
@@ -303,6 +304,7 @@ def prepare(
     resume: bool = False,
     overwrite: bool = False,
     show_progress: bool | None = None,
+    formats: str | Iterable[str] | None = None,
 ) -> dict[str, Any]:
     """Turn a corpus into the token arrays a language model trains on; return the index.
 
@@ -318,6 +320,10 @@ def prepare(
     ``input_errors``: bytes that are not UTF-8 stop the job (``"strict"``, the error
     names the file, line and byte) or are read as ``bytes.decode`` reads them with
     ``"replace"`` (U+FFFD), ``"ignore"`` or ``"backslashreplace"``.
+    ``formats``: any of ``tokenforge`` (the shards above, the default), ``megatron``,
+    ``llmc``, ``nanogpt`` and ``datatrove``, as a list or a comma list; each other format
+    is written into the folder of its name in ``out_dir`` (see :mod:`tokenforge.prepare.formats`).
+    Resuming a complete run that kept the tokenforge shards adds the formats it lacks.
 
     >>> import tokenforge, tempfile
     >>> out = tempfile.mkdtemp()
@@ -328,6 +334,7 @@ def prepare(
     from .._version import __version__
     from ..io import open_tokenizer
 
+    wanted = parse_formats(formats)
     tok = open_tokenizer(tokenizer)
     n_workers = _workers(workers)
     if not isinstance(val_fraction, (int, float)) or not 0 <= val_fraction < 1:
@@ -358,7 +365,7 @@ def prepare(
         with _shards.locked(out):  # one run at a time in a folder
             state = _start(out, journal_settings, resume, overwrite, sources)
             if isinstance(state, dict) and state.get("complete"):
-                return state["index"]
+                return _add_formats(out, state["index"], wanted)
 
             hashes: dict[int, str | None] = {}
             hasher = threading.Thread(target=lambda: hashes.update({k: hash_source(s) for k, s in enumerate(sources)}),
@@ -444,7 +451,11 @@ def prepare(
                 offsets = w.write_doc_offsets()  # a PrepareError naming the file if it cannot be written
                 index["splits"][s] = {"tokens": w.tokens, "documents": w.documents, "doc_offsets": offsets,
                                       "doc_offsets_sha256": sha256_file(out / offsets), "shards": w.shards}
+            index["formats"] = list(wanted)
+            index["exports"] = _export(out, index, [f for f in wanted if f in EXPORTS])
             write_json_atomic(out / INDEX, index)
+            if "tokenforge" not in wanted:  # the shards served the other formats only
+                _drop_tokenforge_shards(out, index)
             _shards.remove_partial(out)
             return index
     except BaseException as exc:
@@ -455,6 +466,47 @@ def prepare(
         if failure is exc:
             raise
         raise failure from exc
+
+
+def _export(out: Path, index: dict[str, Any], formats: list[str]) -> dict[str, list[str]]:
+    """Write ``formats`` from the tokenforge shards and offsets ``index`` lists; the files of each."""
+    if not formats:
+        return {}
+    dtype = np.dtype(index["dtype"]).newbyteorder("<")
+    streams = [
+        SplitStream(name, [_shards.member_path(out, sh["file"], out / INDEX) for sh in sp["shards"]], dtype,
+                    np.load(_shards.member_path(out, sp["doc_offsets"], out / INDEX), mmap_mode="r"))
+        for name, sp in index["splits"].items()
+    ]
+    seps, tok = index["separators"], index["tokenizer"]
+    ctx = {"shard_tokens": index["options"]["shard_size"] // dtype.itemsize,
+           "bos": list(seps["bos"]["ids"]), "eot": list(seps["eot"]["ids"]),
+           "n_vocab": tok["n_vocab"], "max_token_value": tok["max_token_value"], "tokenizer": tok["name"]}
+    return {fmt: write_format(out, fmt, streams, ctx) for fmt in formats}
+
+
+def _drop_tokenforge_shards(out: Path, index: dict[str, Any]) -> None:
+    """Remove the tokenforge shards and offsets (the other formats were written from them)."""
+    for sp in index["splits"].values():
+        for name in [sh["file"] for sh in sp["shards"]] + [sp["doc_offsets"]]:
+            with contextlib.suppress(OSError):
+                os.unlink(out / name)
+
+
+def _add_formats(out: Path, index: dict[str, Any], wanted: tuple[str, ...]) -> dict[str, Any]:
+    """A complete run resumed: write the formats it lacks from its tokenforge shards."""
+    have = index.get("formats") or ["tokenforge"]
+    missing = [f for f in wanted if f not in have]
+    if not missing:
+        return index
+    if "tokenforge" not in have:
+        raise PrepareError(f"{out}: holds a complete prepare in the {', '.join(have)} format(s) only, without the "
+                           f"tokenforge shards the {', '.join(missing)} format(s) would be written from; "
+                           "pass overwrite=True to prepare again")
+    index = {**index, "formats": [f for f in FORMATS if f in have or f in wanted]}
+    index["exports"] = {**index.get("exports", {}), **_export(out, index, missing)}
+    write_json_atomic(out / INDEX, index)
+    return index
 
 
 def _make_folder(out: Path) -> None:

@@ -248,6 +248,12 @@ def open_tokens(directory: str | Any, split: str = "train", *, verify: bool = Fa
     if not isinstance(version, int) or version > FORMAT_VERSION:
         raise FileFormatError(f"format_version {version!r} is newer than this tokenforge reads ({FORMAT_VERSION}); "
                               "upgrade tokenforge", path=path)
+    formats = index.get("formats") or ["tokenforge"]
+    if "tokenforge" not in formats:
+        folders = ", ".join(f"{d / f}/" for f in formats)
+        raise FileFormatError(f"prepared in the {', '.join(formats)} format(s) only, without the tokenforge shards "
+                              f"open_tokens reads (see {folders}); prepare with 'tokenforge' among the formats "
+                              "to read it here", path=path)
     if split not in index.get("splits", {}):
         raise InvalidArgumentError(f"{path}: no split {split!r} (splits: {', '.join(index.get('splits', {}))})")
     return Tokens(d, index, split, verify)

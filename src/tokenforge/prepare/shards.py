@@ -7,6 +7,7 @@ Layout of ``OUTDIR``::
     train.docs.npy          int64: document k is tokens [docs[k], docs[k+1]) of the split
     val-00000.bin ...       the validation split, when asked for
     val.docs.npy
+    megatron/ llmc/ ...     the other training formats asked for (see :mod:`.formats`)
 
 A shard holds exactly ``shard_tokens`` tokens (the last one fewer): a shard
 boundary may fall inside a document, and ``np.memmap`` of one shard is a
@@ -324,15 +325,23 @@ def remove_partial(out: Path) -> None:
 
 def clean_temporaries(out: Path) -> None:
     """Remove temporary files a killed run left behind."""
+    from .formats import clean_staging
+
     for p in list(out.glob(".*.tmp")) + list((out / PARTIAL).glob(".*.tmp")):
-        with contextlib.suppress(OSError):
-            p.unlink()
+        if p.is_file():
+            with contextlib.suppress(OSError):
+                p.unlink()
+    clean_staging(out)
 
 
 def prepared_files(out: Path) -> list[Path]:
-    """Files of a previous prepare in ``out`` (shards, offsets, index, checkpoints)."""
+    """Files of a previous prepare in ``out`` (shards, offsets, index, checkpoints, the
+    folders of the other training formats)."""
+    from .formats import EXPORTS
+
     found = [p for p in out.iterdir() if p.name == INDEX or p.name.endswith(".docs.npy")
-             or (p.suffix == ".bin" and p.name.split("-")[0] in ("train", "val"))]
+             or (p.suffix == ".bin" and p.name.split("-")[0] in ("train", "val"))
+             or (p.name in EXPORTS and p.is_dir())]
     if (out / PARTIAL).exists():
         found.append(out / PARTIAL)
     return found
