@@ -176,6 +176,27 @@ def test_datatrove_documented_layout(prepared):
         assert meta[0].endswith(f"|{np.dtype(dtype).itemsize}") and int(meta[1]) == sizes[0]
 
 
+def test_datatrove_files_equal_what_datatrove_writes(prepared, tmp_path):
+    """datatrove's own writer (``TokenizedFile``, no torch needed), given the same documents,
+    writes the same .ds, .ds.index and .ds.metadata bytes."""
+    tokenizer_mod = pytest.importorskip("datatrove.pipeline.tokens.tokenizer")
+    tok, seps, out, index, want = prepared
+    token_size = 2 if tok.max_token_value <= 0xFFFF else 4
+    for split in ("train", "val"):
+        ours = sorted((out / "datatrove" / split).glob("*.ds"))
+        docs = iter(want[split])
+        for ds in ours:
+            n_docs = len(np.fromfile(ds.parent / (ds.name + ".index"), dtype="<u8"))
+            theirs = tokenizer_mod.TokenizedFile(str(tmp_path / split), ds.name, tokenizer_name_or_path=tok.name,
+                                                 save_final_metadata=True, token_size=token_size)
+            for _ in range(n_docs):
+                theirs.write(next(docs), None)
+            theirs.close()
+            for suffix in ("", ".index", ".metadata"):
+                assert (ds.parent / (ds.name + suffix)).read_bytes() == (tmp_path / split / (ds.name + suffix)).read_bytes()
+        assert next(docs, None) is None
+
+
 def test_datatrove_file_dataset_reads_it(prepared):
     pytest.importorskip("torch")
     dataset = pytest.importorskip("datatrove.utils.dataset")

@@ -234,11 +234,14 @@ def _nanogpt(folder: Path, s: SplitStream, ctx: dict[str, Any]) -> None:
 
 
 def _metric(n: int) -> str:
-    """A token count as datatrove's metadata writes it (``humanize.metric``: 1.23 kT)."""
-    for div, prefix in ((10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "k")):
-        if n >= div:
-            return f"{n / div:.3g} {prefix}T"
-    return f"{n} T"
+    """A token count as datatrove's metadata writes it (``humanize.metric(n, unit="T")``:
+    three significant digits and an SI prefix, ``64.0 T``, ``1.23 kT``)."""
+    k = 0
+    while k < 8 and n >= 1000 ** (k + 1):
+        k += 1
+    v = n / 1000**k
+    decimals = max(2 - (len(str(int(v))) - 1), 0) if v >= 1 else 2
+    return f"{v:.{decimals}f} {' kMGTPEZY'[k].strip()}T"
 
 
 def _datatrove(folder: Path, s: SplitStream, ctx: dict[str, Any]) -> None:
