@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 import tokenforge
 from tokenforge.cli import main
@@ -81,3 +82,20 @@ def test_prepare_help_shows_the_split_on_example_as_typed(capsys):
     out = capsys.readouterr().out
     assert "tokenforge prepare stories.txt --split-on '\\n<|endoftext|>\\n' -t gpt2 -o data/" in out
     assert "--input-errors {strict,replace,ignore,backslashreplace}" in out
+
+
+def test_prepare_format_writes_each_format_and_help_lists_them(tmp_path, capsys):
+    src = tmp_path / "c.txt"
+    src.write_text("one\n\ntwo", encoding="utf-8")
+    code, out, err = run(capsys, "prepare", src, "-t", "gpt2", "-o", tmp_path / "o", "--split-on", "\\n\\n", "--quiet",
+                         "--format", "megatron,nanogpt", "--format", "llmc")
+    assert code == 0, err
+    assert "megatron        megatron/train_text_document.bin" in out and "llmc            llmc/train_000000.bin" in out
+    assert "open_tokens" not in out  # no tokenforge shards were kept
+    assert np.fromfile(tmp_path / "o" / "nanogpt" / "train.bin", dtype="<u2").tolist() == [505, 50256, 11545, 50256]
+    code, out, err = run(capsys, "prepare", src, "-t", "gpt2", "-o", tmp_path / "p", "--quiet", "--format", "hdf5")
+    assert code == 1 and err.count("\n") == 1 and "unknown format(s) 'hdf5'" in err
+    with pytest.raises(SystemExit):
+        main(["prepare", "--help"])
+    out = capsys.readouterr().out
+    assert all(name in out for name in ("tokenforge", "megatron", "llmc", "nanogpt", "datatrove"))

@@ -172,14 +172,14 @@ def register(sub: Any) -> None:
     p.add_argument("--val-fraction", type=float, default=0.0,
                    help="share of documents (chosen by a hash of their text) written to the val split")
     p.add_argument("--shard-size", default="1GB", help="bytes per shard, e.g. 1GB, 256MiB (default: 1GB)")
-    p.add_argument("--format", "-f", action="append", default=None, metavar="FORMAT",
+    p.add_argument("--format", action="append", default=None, metavar="FORMAT",
                    help="what to write, repeatable or a comma list: tokenforge (shards + index.json for "
                         "tokenforge.open_tokens; the default), megatron (Megatron-Core/NeMo .bin + .idx), "
                         "llmc (llm.c/modded-nanoGPT .bin shards with a 256-int32 header), nanogpt (nanoGPT's "
                         "train.bin/val.bin), datatrove (datatrove's .ds + .ds.index); each other format goes "
                         "to the folder of its name in --out")
-    p.add_argument("--resume", action="store_true", help="continue an interrupted run from its complete shards "
-                   "(on a complete run that kept the tokenforge shards: add the --format(s) it lacks)")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run from its complete shards; "
+                   "on a complete run that kept the tokenforge shards, add the --format values it lacks")
     p.add_argument("--overwrite", action="store_true", help="replace what a previous run wrote in --out")
     p.set_defaults(func=cmd_prepare)
 
