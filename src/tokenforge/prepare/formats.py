@@ -43,7 +43,7 @@ import contextlib
 import os
 import pickle
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator
 
@@ -90,6 +90,7 @@ class SplitStream:
     shards: list[Path]
     dtype: Any
     offsets: Any  # int64 array (memmap): document k is tokens [offsets[k], offsets[k+1])
+    _ends: Any = field(default=None, init=False, repr=False)  # where each shard ends in the stream
 
     @property
     def tokens(self) -> int:
@@ -102,18 +103,18 @@ class SplitStream:
     def chunks(self, start: int = 0, stop: int | None = None) -> Iterator[Any]:
         """Tokens [start, stop) of the stream, in chunks of at most :data:`CHUNK_TOKENS`."""
         stop = self.tokens if stop is None else stop
-        pos = 0
-        for path in self.shards:
-            n = path.stat().st_size // self.dtype.itemsize
-            lo, hi = max(start - pos, 0), min(stop - pos, n)
-            if lo < hi:
-                data = np.memmap(path, dtype=self.dtype, mode="r", shape=(n,))
-                for a in range(lo, hi, CHUNK_TOKENS):
-                    yield np.array(data[a : min(a + CHUNK_TOKENS, hi)])
-                del data
-            pos += n
-            if pos >= stop:
-                break
+        if self._ends is None:
+            self._ends = np.cumsum([p.stat().st_size // self.dtype.itemsize for p in self.shards], dtype=np.int64)
+        k = int(np.searchsorted(self._ends, start, side="right"))  # the shard holding token `start`
+        while k < len(self.shards) and start < stop:
+            end = int(self._ends[k])
+            base = int(self._ends[k - 1]) if k else 0  # the shard's first token in the stream
+            data = np.memmap(self.shards[k], dtype=self.dtype, mode="r", shape=(end - base,))
+            hi = min(stop, end)
+            for a in range(start, hi, CHUNK_TOKENS):
+                yield np.array(data[a - base : min(a + CHUNK_TOKENS, hi) - base])
+            del data
+            start, k = hi, k + 1
 
 
 def _write_chunks(f: BinaryIO, chunks: Iterable[Any], dtype: Any) -> int:
