@@ -100,6 +100,17 @@ class SplitStream:
     def documents(self) -> int:
         return max(len(self.offsets) - 1, 0)
 
+    def offset_range(self, a: int, b: int) -> Any:
+        """``offsets[a:b]`` as int64, read from the file when the offsets are memory-mapped
+        (a sequential pass over them leaves no mapped pages resident)."""
+        path = getattr(self.offsets, "filename", None)
+        if path is None:
+            return np.asarray(self.offsets[a:b], dtype=np.int64)
+        b = min(b, len(self.offsets))
+        with open(path, "rb") as f:
+            f.seek(self.offsets.offset + a * self.offsets.dtype.itemsize)
+            return np.fromfile(f, dtype=self.offsets.dtype, count=max(b - a, 0)).astype(np.int64)
+
     def chunks(self, start: int = 0, stop: int | None = None) -> Iterator[Any]:
         """Tokens [start, stop) of the stream, in chunks of at most :data:`CHUNK_TOKENS`."""
         stop = self.tokens if stop is None else stop
@@ -109,11 +120,16 @@ class SplitStream:
         while k < len(self.shards) and start < stop:
             end = int(self._ends[k])
             base = int(self._ends[k - 1]) if k else 0  # the shard's first token in the stream
-            data = np.memmap(self.shards[k], dtype=self.dtype, mode="r", shape=(end - base,))
             hi = min(stop, end)
-            for a in range(start, hi, CHUNK_TOKENS):
-                yield np.array(data[a - base : min(a + CHUNK_TOKENS, hi) - base])
-            del data
+            with open(self.shards[k], "rb") as f:  # read, not mapped: the pages read do not stay resident
+                f.seek((start - base) * self.dtype.itemsize)
+                for a in range(start, hi, CHUNK_TOKENS):
+                    n = min(a + CHUNK_TOKENS, hi) - a
+                    part = np.fromfile(f, dtype=self.dtype, count=n)
+                    if len(part) != n:
+                        raise PrepareError(f"{self.shards[k]}: shorter than its index says (a shard changed "
+                                           "while the formats were written)")
+                    yield part
             start, k = hi, k + 1
 
 
@@ -152,13 +168,13 @@ def _megatron(folder: Path, s: SplitStream, ctx: dict[str, Any]) -> None:
         f.write(np.array([MEGATRON_DTYPE_CODES[dtype.name]], dtype="<u1").tobytes())
         f.write(np.array([n, n + 1], dtype="<u8").tobytes())
         for a in range(0, n, CHUNK_TOKENS):  # sequence lengths, then pointers, then document indices
-            part = np.diff(np.asarray(s.offsets[a : min(a + CHUNK_TOKENS, n) + 1], dtype=np.int64))
+            part = np.diff(s.offset_range(a, min(a + CHUNK_TOKENS, n) + 1))
             if len(part) and int(part.max()) > np.iinfo(np.int32).max:
                 raise PrepareError("a document holds 2**31 tokens or more: the megatron format stores "
                                    "sequence lengths as int32")
             f.write(part.astype("<i4").tobytes())
         for a in range(0, n, CHUNK_TOKENS):
-            starts = np.asarray(s.offsets[a : min(a + CHUNK_TOKENS, n)], dtype=np.int64)
+            starts = s.offset_range(a, min(a + CHUNK_TOKENS, n))
             f.write((starts * dtype.itemsize).astype("<i8").tobytes())
         for a in range(0, n + 1, CHUNK_TOKENS):
             f.write(np.arange(a, min(a + CHUNK_TOKENS, n + 1), dtype="<i8").tobytes())
@@ -265,7 +281,7 @@ def _datatrove(folder: Path, s: SplitStream, ctx: dict[str, Any]) -> None:
             _fsync_close(f)
         with open(sub / f"{name}.index", "wb") as f:
             for a in range(first + 1, last + 1, CHUNK_TOKENS):
-                ends = np.asarray(off[a : min(a + CHUNK_TOKENS, last + 1)], dtype=np.int64) - start
+                ends = s.offset_range(a, min(a + CHUNK_TOKENS, last + 1)) - start
                 f.write(ends.astype("<u8").tobytes())
             _fsync_close(f)
         with open(sub / f"{name}.metadata", "w", encoding="utf-8") as t:
