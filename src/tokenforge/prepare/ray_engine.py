@@ -9,6 +9,15 @@ where the encoding happens keeps the text out of the object store. The driver it
 order (``preserve_order``) and writes the shards and index exactly as the
 local engine does, so the output is byte-identical to it.
 
+On a cluster of several machines the actors open the input files by the paths
+the driver was given, so the inputs must be at the same path on every node (a
+shared filesystem); only the driver writes the output. A node lost mid-job is
+survived: Ray Data restarts its actors elsewhere (``max_restarts``) and runs
+again the units they had not finished (``max_task_retries``), and the driver still
+writes the chunks in input order, so the output does not depend on which node
+encoded what. A driver lost mid-job leaves its complete shards and checkpoints:
+``resume`` continues from them.
+
 Only file inputs go through Ray: standard input and Python iterables live in
 the driver process and are prepared with the local engine.
 """
@@ -64,10 +73,11 @@ class _UnitEncoder:
                 }
 
 
-def ray_batches(tok: Any, workers: int, sources: list[Source], opts: ReadOptions, skip_before: int,
+def ray_batches(tok: Any, workers: int | None, sources: list[Source], opts: ReadOptions, skip_before: int,
                 want_bytes: bool, address: str | None) -> Iterator[Encoded]:
-    """Encoded chunks in input order, computed on Ray (a local cluster of ``workers``
-    CPUs is started when none is running and no ``address`` is given)."""
+    """Encoded chunks in input order, computed on Ray by ``workers`` actors (None: one
+    per CPU of the cluster). A local cluster of ``workers`` CPUs (every core for None)
+    is started when none is running and no ``address`` is given."""
     if any(not s.is_file for s in sources):
         raise InvalidArgumentError(
             "the ray engine reads files; standard input and Python iterables are prepared with engine='local'"
@@ -86,12 +96,17 @@ def ray_batches(tok: Any, workers: int, sources: list[Source], opts: ReadOptions
     units = plan_units(sources, opts, UNIT_BYTES)
     rows = [{"index": k, "source": u.source, "start": u.start, "end": -1 if u.end is None else u.end}
             for k, u in enumerate(units)]
-    cpus = int(ray.cluster_resources().get("CPU", workers))
-    size = max(1, min(workers, cpus))
+    cpus = int(ray.cluster_resources().get("CPU", workers or 1))
+    size = max(1, cpus if workers is None else min(workers, cpus))
     with ray.data.DataContext.current(ctx):  # datasets keep the context they were made in
         ds = ray.data.from_items(rows, override_num_blocks=max(len(rows), 1))
         ds = ds.map_batches(_UnitEncoder, fn_constructor_args=(pickle.dumps(tok, protocol=5), sources, opts, want_bytes),
                             batch_size=1, compute=ray.data.ActorPoolStrategy(size=size), num_cpus=1)
+        # Fault tolerance: Ray Data creates the pool's actors with max_restarts=-1 and
+        # max_task_retries=-1 (an actor lost with its node is started again, as often as it
+        # takes, and the unit it was encoding runs again). Passing them here is deprecated
+        # (``ray_remote_args``, to go in Ray 2.64); tests/prepare/test_ray_cluster.py
+        # removes a node mid-job to check that a lost node is survived.
     # Ray Data's own notices (progress bars off, "execution finished") are not the user's
     # concern: tokenforge reports the run; its warnings and errors still show.
     data_log = logging.getLogger("ray.data")
