@@ -45,8 +45,10 @@ class _UnitEncoder:
     """One actor of the pool: holds one tokenizer; reads each unit it is given with
     the local engine's reader and yields its chunks encoded, in order."""
 
-    def __init__(self, tok_bytes: bytes, sources: list[Source], opts: ReadOptions, want_bytes: bool) -> None:
-        self.tok = pickle.loads(tok_bytes)
+    def __init__(self, tok_ref: list[Any], sources: list[Source], opts: ReadOptions, want_bytes: bool) -> None:
+        import ray
+
+        self.tok = pickle.loads(ray.get(tok_ref[0]))
         self.cutter = self.tok.stream_cutter()
         self.sources = sources
         self.opts = opts
@@ -97,10 +99,15 @@ def ray_batches(tok: Any, workers: int | None, sources: list[Source], opts: Read
     rows = [{"index": k, "source": u.source, "start": u.start, "end": -1 if u.end is None else u.end}
             for k, u in enumerate(units)]
     cpus = int(ray.cluster_resources().get("CPU", workers or 1))
-    size = max(1, cpus if workers is None else min(workers, cpus))
+    size = max(1, min(cpus if workers is None else min(workers, cpus), len(rows)))  # no actor without a unit
+    # The tokenizer goes to the object store on its own, as Ray Data advises for large
+    # objects (the UDF it serializes stays small): its reference inside a list, which Ray
+    # passes as is; each actor (a restarted one too: the driver holds the reference for
+    # the whole run) fetches it once.
+    tok_ref = ray.put(pickle.dumps(tok, protocol=5))
     with ray.data.DataContext.current(ctx):  # datasets keep the context they were made in
         ds = ray.data.from_items(rows, override_num_blocks=max(len(rows), 1))
-        ds = ds.map_batches(_UnitEncoder, fn_constructor_args=(pickle.dumps(tok, protocol=5), sources, opts, want_bytes),
+        ds = ds.map_batches(_UnitEncoder, fn_constructor_args=([tok_ref], sources, opts, want_bytes),
                             batch_size=1, compute=ray.data.ActorPoolStrategy(size=size), num_cpus=1)
         # Fault tolerance: Ray Data creates the pool's actors with max_restarts=-1 and
         # max_task_retries=-1 (an actor lost with its node is started again, as often as it
@@ -108,10 +115,12 @@ def ray_batches(tok: Any, workers: int | None, sources: list[Source], opts: Read
         # (``ray_remote_args``, to go in Ray 2.64); tests/prepare/test_ray_cluster.py
         # removes a node mid-job to check that a lost node is survived.
     # Ray Data's own notices (progress bars off, "execution finished") are not the user's
-    # concern: tokenforge reports the run; its warnings and errors still show.
+    # concern: tokenforge reports the run. Its error logs are quiet too: a failure reaches
+    # the caller as the exception this raises (an input error as the same error as locally),
+    # not as Ray's tracebacks printed before it.
     data_log = logging.getLogger("ray.data")
     level = data_log.level
-    data_log.setLevel(max(logging.ERROR, level))
+    data_log.setLevel(max(logging.CRITICAL, level))
     try:
         yield from _rows(ds, skip_before, want_bytes)
     except Exception as exc:
@@ -121,6 +130,7 @@ def ray_batches(tok: Any, workers: int | None, sources: list[Source], opts: Read
         raise
     finally:
         data_log.setLevel(level)
+        del tok_ref
 
 
 def _tokenforge_cause(exc: BaseException) -> BaseException | None:
@@ -135,9 +145,21 @@ def _tokenforge_cause(exc: BaseException) -> BaseException | None:
             continue
         seen.add(id(e))
         if isinstance(e, TokenforgeError) and type(e).__module__.startswith("tokenforge"):
+            _drop_retry_note(e)
             return e
         todo.extend([getattr(e, "cause", None), e.__cause__, e.__context__])
     return None
+
+
+def _drop_retry_note(exc: BaseException) -> None:
+    """Take out of ``exc``'s message the paragraph Ray Data appends to a failed task's
+    exception ("Failed to apply UDF transform after 1/1 attempts ... retried_map_errors"):
+    about Ray's retry settings, not about the input."""
+    if exc.args and isinstance(exc.args[0], str):
+        msg = exc.args[0]
+        k = msg.find("\nFailed to ")
+        if k >= 0 and "attempts (total backoff" in msg[k:]:
+            exc.args = (msg[:k], *exc.args[1:])
 
 
 def _rows(ds: Any, skip_before: int, want_bytes: bool) -> Iterator[Encoded]:
