@@ -160,3 +160,56 @@ def test_a_driver_killed_mid_job_resumes_to_the_same_bytes(cluster, corpus, tmp_
     assert again.returncode == 0, again.stderr.decode(errors="replace")[-2000:]
     assert _files(out) == local
     assert not (out / ".partial").exists()
+
+
+@pytest.mark.parametrize("stop_after", [3, 40, 10_000])
+def test_a_resumed_run_encodes_only_what_is_left(cluster, corpus, tmp_path, monkeypatch, stop_after):
+    """The units before the checkpoint are counted, not encoded; the one it falls in
+    starts encoding at the checkpoint (``stop_after`` 10,000: every shard was written
+    but not the index, nothing is left to encode)."""
+    from tokenforge.prepare import job as _job
+    from tokenforge.prepare import ray_engine
+    from tokenforge.prepare import sources as _sources
+
+    monkeypatch.setattr(ray_engine, "UNIT_BYTES", 64 << 10)
+    monkeypatch.setattr(_sources, "CHUNK_CHARS", 16 << 10)  # several chunks per unit
+    inputs, local = corpus
+    out = tmp_path / "ray"
+    real, calls = _job.assemble, []
+
+    def interrupted(*a, **k):
+        calls.append(1)
+        if len(calls) > stop_after:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    real_write = _job.write_json_atomic
+
+    def no_index(path, obj):
+        if Path(path).name == "index.json":
+            raise KeyboardInterrupt
+        return real_write(path, obj)
+
+    monkeypatch.setattr(_job, "assemble", interrupted)
+    monkeypatch.setattr(_job, "write_json_atomic", no_index)  # with stop_after 10,000: every shard, no index
+    with pytest.raises(KeyboardInterrupt):
+        tokenforge.prepare(inputs, TOKENIZER, out, engine="ray", workers=2, **OPTS)
+    assert (out / ".partial" / "journal.json").is_file() and not (out / "index.json").exists()
+    monkeypatch.setattr(_job, "assemble", real)
+    monkeypatch.setattr(_job, "write_json_atomic", real_write)
+
+    starts: list[int] = []
+    real_rows = ray_engine._rows
+
+    def rows(ds, item, skip_before, want_bytes):
+        starts.append(item)
+        return real_rows(ds, item, skip_before, want_bytes)
+
+    monkeypatch.setattr(ray_engine, "_rows", rows)
+    tokenforge.prepare(inputs, TOKENIZER, out, engine="ray", workers=2, resume=True, **OPTS)
+    assert _files(out) == local
+    if stop_after >= 40:
+        # the units written before were left out: encoding started after the first unit
+        # (a run resumes from the last checkpoint of the split that is behind, here the
+        # validation split: it fills its shards ten times slower than the train split)
+        assert starts == [] or starts[0] > 0

@@ -43,9 +43,13 @@ BLOCK_BYTES = 1 << 20
 
 class _UnitEncoder:
     """One actor of the pool: holds one tokenizer; reads each unit it is given with
-    the local engine's reader and yields its chunks encoded, in order."""
+    the local engine's reader and yields its chunks encoded, in order. A unit's first
+    ``skip`` items (written before an interrupted run stopped) are read, not encoded.
+    ``count``: only the number of items and input bytes of each unit (where a resumed
+    run starts again)."""
 
-    def __init__(self, tok_ref: list[Any], sources: list[Source], opts: ReadOptions, want_bytes: bool) -> None:
+    def __init__(self, tok_ref: list[Any], sources: list[Source], opts: ReadOptions, want_bytes: bool,
+                 count: bool = False) -> None:
         import ray
 
         self.tok = pickle.loads(ray.get(tok_ref[0]))
@@ -53,22 +57,35 @@ class _UnitEncoder:
         self.sources = sources
         self.opts = opts
         self.want_bytes = want_bytes
+        self.count = count
 
     def __call__(self, batch: dict[str, np.ndarray]) -> Iterator[dict[str, np.ndarray]]:
         for u, (src, start, end) in enumerate(zip(batch["source"], batch["start"], batch["end"])):
             unit = Unit(int(src), int(start), None if int(end) < 0 else int(end))
-            for seq, chunk in enumerate(encodable(read_unit(self.sources, unit, self.opts), self.cutter)):
-                if chunk.texts:
+            index = np.array([int(batch["index"][u])], dtype=np.int64)
+            chunks = encodable(read_unit(self.sources, unit, self.opts), self.cutter)
+            if self.count:
+                items = nbytes = 0
+                for chunk in chunks:
+                    items += len(chunk.flags)
+                    nbytes += chunk.nbytes
+                yield {"unit": index, "items": np.array([items], np.int64), "nbytes": np.array([nbytes], np.int64)}
+                continue
+            skip = int(batch["skip"][u])
+            seen = 0
+            for seq, chunk in enumerate(chunks):
+                seen += len(chunk.flags)
+                if chunk.texts and seen > skip:
                     ids, lengths, text_bytes = encode_texts(self.tok, chunk.texts, 1, self.want_bytes)
-                else:
-                    ids, lengths = np.zeros(0, np.uint32), np.zeros(0, np.int64)
-                    text_bytes = np.zeros(0, np.int64) if self.want_bytes else None
+                else:  # nothing to encode, or written before: the driver only counts its items
+                    ids, lengths = np.zeros(0, np.uint32), np.zeros(len(chunk.flags), np.int64)
+                    text_bytes = np.zeros(len(chunk.flags), np.int64) if self.want_bytes else None
                 # the small fields pickled; the ids (most of the bytes) as a tensor column,
                 # which Ray moves through its object store without pickling them
                 meta = (chunk.source, bytes(chunk.flags), bytes(chunk.val), chunk.nbytes, chunk.empty,
                         lengths, text_bytes)
                 yield {
-                    "unit": np.array([int(batch["index"][u])], dtype=np.int64),
+                    "unit": index,
                     "seq": np.array([seq], dtype=np.int64),
                     "meta": np.array([pickle.dumps(meta, protocol=5)], dtype=object),
                     "ids": np.ascontiguousarray(ids, dtype=np.uint32)[None, :],
@@ -96,24 +113,28 @@ def ray_batches(tok: Any, workers: int | None, sources: list[Source], opts: Read
         ctx.print_on_execution_start = False
     ctx.target_max_block_size = BLOCK_BYTES
     units = plan_units(sources, opts, UNIT_BYTES)
-    rows = [{"index": k, "source": u.source, "start": u.start, "end": -1 if u.end is None else u.end}
+    rows = [{"index": k, "source": u.source, "start": u.start, "end": -1 if u.end is None else u.end, "skip": 0}
             for k, u in enumerate(units)]
     cpus = int(ray.cluster_resources().get("CPU", workers or 1))
-    size = max(1, min(cpus if workers is None else min(workers, cpus), len(rows)))  # no actor without a unit
+    size = max(1, cpus if workers is None else min(workers, cpus))
     # The tokenizer goes to the object store on its own, as Ray Data advises for large
     # objects (the UDF it serializes stays small): its reference inside a list, which Ray
     # passes as is; each actor (a restarted one too: the driver holds the reference for
     # the whole run) fetches it once.
     tok_ref = ray.put(pickle.dumps(tok, protocol=5))
-    with ray.data.DataContext.current(ctx):  # datasets keep the context they were made in
-        ds = ray.data.from_items(rows, override_num_blocks=max(len(rows), 1))
-        ds = ds.map_batches(_UnitEncoder, fn_constructor_args=([tok_ref], sources, opts, want_bytes),
-                            batch_size=1, compute=ray.data.ActorPoolStrategy(size=size), num_cpus=1)
-        # Fault tolerance: Ray Data creates the pool's actors with max_restarts=-1 and
-        # max_task_retries=-1 (an actor lost with its node is started again, as often as it
-        # takes, and the unit it was encoding runs again). Passing them here is deprecated
-        # (``ray_remote_args``, to go in Ray 2.64); tests/prepare/test_ray_cluster.py
-        # removes a node mid-job to check that a lost node is survived.
+
+    def pool(rows: list[dict[str, int]], count: bool) -> Any:
+        with ray.data.DataContext.current(ctx):  # datasets keep the context they were made in
+            ds = ray.data.from_items(rows, override_num_blocks=max(len(rows), 1))
+            # no more actors than units; fault tolerance: Ray Data creates the pool's actors
+            # with max_restarts=-1 and max_task_retries=-1 (an actor lost with its node is
+            # started again, as often as it takes, and the unit it was encoding runs again).
+            # Passing them here is deprecated (``ray_remote_args``, to go in Ray 2.64);
+            # tests/prepare/test_ray_cluster.py removes a node mid-job to check it.
+            return ds.map_batches(_UnitEncoder, fn_constructor_args=([tok_ref], sources, opts, want_bytes, count),
+                                  batch_size=1, compute=ray.data.ActorPoolStrategy(size=min(size, len(rows))),
+                                  num_cpus=1)
+
     # Ray Data's own notices (progress bars off, "execution finished") are not the user's
     # concern: tokenforge reports the run. Its error logs are quiet too: a failure reaches
     # the caller as the exception this raises (an input error as the same error as locally),
@@ -122,7 +143,31 @@ def ray_batches(tok: Any, workers: int | None, sources: list[Source], opts: Read
     level = data_log.level
     data_log.setLevel(max(logging.CRITICAL, level))
     try:
-        yield from _rows(ds, skip_before, want_bytes)
+        first_item = 0
+        if skip_before:
+            # a resumed run: the units written before are counted (read, not encoded) and
+            # left out; the one the checkpoint falls in skips its items written before
+            done: list[Encoded] = []
+            counted = iter(pool(rows, True).iter_rows())
+            try:
+                for row in counted:
+                    end = first_item + int(row["items"])
+                    if end > skip_before:
+                        k = int(row["unit"])
+                        rows = rows[k:]
+                        rows[0] = {**rows[0], "skip": skip_before - first_item}
+                        break
+                    done.append(_placeholder(end, int(row["nbytes"]), want_bytes))
+                    first_item = end
+                else:
+                    rows = []
+            finally:
+                close = getattr(counted, "close", None)
+                if close is not None:
+                    close()  # the counting actors go: their CPUs are for the encoding ones
+            yield from done
+        if rows:
+            yield from _rows(pool(rows, False), first_item, skip_before, want_bytes)
     except Exception as exc:
         cause = _tokenforge_cause(exc)
         if cause is not None:  # an input error raised inside an actor: the same error as locally
@@ -162,8 +207,15 @@ def _drop_retry_note(exc: BaseException) -> None:
             exc.args = (msg[:k], *exc.args[1:])
 
 
-def _rows(ds: Any, skip_before: int, want_bytes: bool) -> Iterator[Encoded]:
-    item = 0
+def _placeholder(item: int, nbytes: int, want_bytes: bool) -> Encoded:
+    """Input written before an interrupted run stopped, up to ``item``: no items, only its bytes."""
+    return Encoded(item, np.zeros(0, np.int32), np.zeros(0, np.uint8), np.zeros(0, bool), np.zeros(0, np.int64),
+                   np.zeros(0, np.uint32), np.zeros(0, np.int64) if want_bytes else None, nbytes, {})
+
+
+def _rows(ds: Any, item: int, skip_before: int, want_bytes: bool) -> Iterator[Encoded]:
+    """The chunks of ``ds`` (its first item is ``item``) as batches; those before
+    ``skip_before`` as placeholders."""
     last = (-1, -1)
     for row in ds.iter_rows():
         key = (int(row["unit"]), int(row["seq"]))
@@ -176,8 +228,7 @@ def _rows(ds: Any, skip_before: int, want_bytes: bool) -> Iterator[Encoded]:
         first_item = item
         item += n
         if item <= skip_before and skip_before:
-            yield Encoded(item, np.zeros(0, np.int32), np.zeros(0, np.uint8), np.zeros(0, bool), np.zeros(0, np.int64),
-                          np.zeros(0, np.uint32), np.zeros(0, np.int64) if want_bytes else None, nbytes, {})
+            yield _placeholder(item, nbytes, want_bytes)
             continue
         if first_item < skip_before:
             raise PrepareError("cannot resume: the checkpoint does not fall between two chunks of the input")
