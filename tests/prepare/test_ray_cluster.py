@@ -2,7 +2,8 @@
 (``ray.cluster_utils.Cluster``), a head node without CPUs and two worker nodes of one
 CPU each, all on this machine. The output is byte-identical to the local engine's;
 a worker node removed mid-job (its actor and the chunks it held are lost) still
-gives the whole output; a driver killed mid-job resumes from its checkpoints.
+gives the whole output; a driver killed mid-job resumes from its checkpoints, and a
+resumed run encodes only what was not written before.
 
 The cluster is started once for this module (about 10 s); this file stays on its own
 so that xdist's ``loadfile`` keeps it in one process.

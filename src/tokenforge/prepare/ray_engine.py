@@ -132,7 +132,7 @@ def ray_batches(tok: Any, workers: int | None, sources: list[Source], opts: Read
             # Passing them here is deprecated (``ray_remote_args``, to go in Ray 2.64);
             # tests/prepare/test_ray_cluster.py removes a node mid-job to check it.
             return ds.map_batches(_UnitEncoder, fn_constructor_args=([tok_ref], sources, opts, want_bytes, count),
-                                  batch_size=1, compute=ray.data.ActorPoolStrategy(size=min(size, len(rows))),
+                                  batch_size=1, compute=ray.data.ActorPoolStrategy(size=max(1, min(size, len(rows)))),
                                   num_cpus=1)
 
     # Ray Data's own notices (progress bars off, "execution finished") are not the user's
