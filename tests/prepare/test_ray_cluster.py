@@ -102,7 +102,7 @@ def test_a_node_removed_mid_job_still_gives_the_whole_output(cluster, corpus, tm
     monkeypatch.setattr(ray_engine, "UNIT_BYTES", 64 << 10)  # many units: work left when the node goes
     inputs, local = corpus
     out = tmp_path / "ray"
-    victim = cluster.worker_nodes and sorted(cluster.worker_nodes, key=lambda n: n.unique_id)[0]
+    victim = sorted(cluster.worker_nodes, key=lambda n: n.unique_id)[0]  # each worker node holds one actor
     removed_at: list[int] = []
     done = threading.Event()
 
