@@ -47,7 +47,7 @@ Runs (``--workers N``, default 2, the number of cores):
   with 1 and N workers, the same on ``corpus.txt --split-on '\\n<|endoftext|>\\n'``
   (the CLI reads the escapes; splitting on ``<|endoftext|>`` alone would leave a
   newline at both ends of every document, see ``--txt-split-on``), and
-  ``--engine ray`` with N workers.
+  ``--engine ray`` with 1 and N workers (Ray actors).
 
 HF tokenizers runs (``hf``, ``datatrove``) get ``RAYON_NUM_THREADS=1``, so that
 N workers use N cores, as the other tools do.
@@ -844,8 +844,8 @@ def plan_runs(family: str, fam: dict, tools: list[str], workers: int, tf_ok: boo
             runs += [{"tool": "tokenforge", "label": "tokenforge", "input": "txt", "workers": w, "engine": "local"}
                      for w in ws]
         if "tokenforge-ray" in tools:
-            runs.append({"tool": "tokenforge", "label": "tokenforge ray", "input": "jsonl", "workers": workers,
-                         "engine": "ray"})
+            runs += [{"tool": "tokenforge", "label": "tokenforge ray", "input": "jsonl", "workers": w, "engine": "ray"}
+                     for w in ws]
     for r in runs:
         r.setdefault("peer", False)
         r["key"] = f"{r['label']}|{r['input']}|{r['workers']}"
@@ -1100,11 +1100,17 @@ def print_ratios(results: list[dict], workers: int) -> dict:
             ratios[f"{inp} {workers}w/1w"] = x = one["wall"] / many["wall"]
             rows.append([f"tokenforge {inp}: {workers} workers ÷ 1 worker (speed-up)", f"{x:.3f}"])
             rows.append([f"  peak RSS {workers} workers ÷ 1 worker", f"{many['peak_rss'] / one['peak_rss']:.3f}"])
-    local, ray = pick("tokenforge", "jsonl", workers), pick("tokenforge ray", "jsonl", workers)
-    if local and ray:
-        ratios["ray/local"] = x = local["wall"] / ray["wall"]
-        rows.append([f"tokenforge jsonl {workers} workers: ray ÷ local (throughput)", f"{x:.3f}"])
-        rows.append(["  peak RSS ray ÷ local", f"{ray['peak_rss'] / local['peak_rss']:.3f}"])
+    one, many = pick("tokenforge ray", "jsonl", 1), pick("tokenforge ray", "jsonl", workers)
+    if one and many and workers > 1:
+        ratios[f"ray {workers}w/1w"] = x = one["wall"] / many["wall"]
+        rows.append([f"tokenforge ray jsonl: {workers} actors ÷ 1 actor (speed-up)", f"{x:.3f}"])
+    for w in sorted({1, workers}):
+        local, ray = pick("tokenforge", "jsonl", w), pick("tokenforge ray", "jsonl", w)
+        if local and ray:
+            key = "ray/local" if w == workers else f"ray/local {w}w"
+            ratios[key] = x = local["wall"] / ray["wall"]
+            rows.append([f"tokenforge jsonl {w} worker(s): ray ÷ local (throughput)", f"{x:.3f}"])
+            rows.append(["  peak RSS ray ÷ local", f"{ray['peak_rss'] / local['peak_rss']:.3f}"])
     jl, tx = pick("tokenforge", "jsonl", workers), pick("tokenforge", "txt", workers)
     if jl and tx:
         ratios["txt/jsonl"] = x = jl["wall"] / tx["wall"]

@@ -21,9 +21,10 @@ def ray_module(data: bool = False) -> Any:
     return ray
 
 
-def init_ray(workers: int, address: str | None, data: bool = False) -> Any:
-    """Connect to ``address``, or start a local cluster of ``workers`` CPUs, unless the
-    caller already called ``ray.init`` with their own settings. Returns ``ray``."""
+def init_ray(workers: int | None, address: str | None, data: bool = False) -> Any:
+    """Connect to ``address``, or start a local cluster of ``workers`` CPUs (every core
+    for None), unless the caller already called ``ray.init`` with their own settings.
+    Returns ``ray``."""
     ray = ray_module(data)
     if not ray.is_initialized():
         # Ray's notices about its own set-up (token authentication, say) are not the user's

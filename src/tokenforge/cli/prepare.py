@@ -131,7 +131,8 @@ def _common(p: Any, tokenizer_required: bool = False) -> None:
     p.add_argument("inputs", nargs="*", help="text, .jsonl[.gz|.zst] or .parquet files, folders, globs, or '-' for "
                    "stdin (default: the multilingual corpus embedded in the package, one document per file)")
     add_tokenizer_arg(p)
-    p.add_argument("--workers", "-j", type=positive_int, default=None, help="parallel workers (default: every core)")
+    p.add_argument("--workers", "-j", type=positive_int, default=None, help="parallel workers (default: every core; with --engine ray, one actor per CPU of "
+                        "the Ray cluster)")
     p.add_argument("--engine", choices=["local", "ray"], default="local",
                    help="local: threads/processes on this machine; ray: a Ray cluster (pip install 'tokenforge[ray]')")
     p.add_argument("--ray-address", default=None, help="address of a running Ray cluster (default: start a local one)")

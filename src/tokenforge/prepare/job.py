@@ -206,17 +206,19 @@ def _tokenizer_name(spec: Any, tok: Any) -> str:
 # ---------------------------------------------------------------------------
 
 
-def _engine_batches(engine: str, tok: Any, workers: int, sources: list[Source], opts: ReadOptions,
+def _engine_batches(engine: str, tok: Any, workers: int | None, sources: list[Source], opts: ReadOptions,
                     skip_before: int, want_bytes: bool, ray_address: str | None) -> Iterator[Encoded]:
+    """``workers`` as the caller gave it: None is every core here, or every CPU of the Ray cluster."""
     if engine == "local":
         units = plan_units(sources, opts)
         from .encoder import LocalEngine
 
-        return LocalEngine(tok, workers, want_bytes=want_bytes).run(sources, units, opts, skip_before)
+        return LocalEngine(tok, _workers(workers), want_bytes=want_bytes).run(sources, units, opts, skip_before)
     if engine == "ray":
         from .ray_engine import ray_batches
 
-        return ray_batches(tok, workers, sources, opts, skip_before, want_bytes, ray_address)
+        return ray_batches(tok, None if workers is None else _workers(workers), sources, opts, skip_before,
+                           want_bytes, ray_address)
     raise InvalidArgumentError(f"engine must be 'local' or 'ray', not {engine!r}")
 
 
@@ -336,7 +338,7 @@ def prepare(
 
     wanted = parse_formats(formats)
     tok = open_tokenizer(tokenizer)
-    n_workers = _workers(workers)
+    _workers(workers)  # a bad value is refused before anything is read
     if not isinstance(val_fraction, (int, float)) or not 0 <= val_fraction < 1:
         raise InvalidArgumentError(f"val_fraction must be in [0, 1), got {val_fraction!r}")
     seps = resolve_separators(tok, bos, eot)
@@ -394,7 +396,7 @@ def prepare(
             total_bytes = sum(s.size for s in sources) if all(s.size is not None for s in sources) else None
             progress = _Progress(show_progress, total_bytes, f"prepare {settings['tokenizer']['name']}")
             try:
-                for enc in _engine_batches(engine, tok, n_workers, sources, opts, skip_before, False, ray_address):
+                for enc in _engine_batches(engine, tok, workers, sources, opts, skip_before, False, ray_address):
                     batch_start[0] = enc.first_item
                     tokens, out_len = assemble(enc, seps)
                     items = enc.first_item + np.arange(enc.n_items, dtype=np.int64)
@@ -724,7 +726,7 @@ def count(
     total_bytes = sum(s.size for s in sources) if all(s.size is not None for s in sources) else None
     progress = _Progress(show_progress, total_bytes, "count")
     try:
-        for enc in _engine_batches(engine, tok, _workers(workers), sources, opts, 0, True, ray_address):
+        for enc in _engine_batches(engine, tok, workers, sources, opts, 0, True, ray_address):
             stats.add(enc, enc.lengths)
             progress.update(enc.nbytes, int(enc.lengths.sum()))
     finally:
