@@ -214,9 +214,16 @@ void BPE::tokenize(const uint32_t* text, size_t n, std::vector<Token>& out, Part
     if (len == 1) {
       const uint32_t c = text[start];
       if (hf_) {
+        // a token, or byte tokens or unknown that no merge takes (else merge_word's symbols below)
         const int32_t id = hf_char_id(c);
-        if (id >= 0) {  // else merge_word's symbols below
-          out.push_back(Token{id, (uint32_t)start, (uint32_t)end});
+        if (id >= 0 || hf_class(c) == 1) {
+          hf_symbols(&c, 1, [&](int32_t i, uint32_t, uint32_t) {
+            if (i == unk_id_ && fuse && !out.empty() && out.back().id == unk_id_)
+              out.back().end = (uint32_t)end;
+            else
+              out.push_back(Token{i, (uint32_t)start, (uint32_t)end});
+            return true;
+          });
           start = end;
           continue;
         }
@@ -249,52 +256,6 @@ void BPE::tokenize(const uint32_t* text, size_t n, std::vector<Token>& out, Part
     append_part(out, part, start, fuse);
     start = end;
   }
-}
-
-void BPE::hf_symbols(const uint32_t* text, size_t n, Scratch& w) const {
-  std::vector<uint32_t>& starts = w.starts;
-  std::vector<uint32_t>& ends = w.ends;
-  std::vector<int32_t>& pid = w.pid;
-  starts.clear();
-  ends.clear();
-  pid.clear();
-  auto add = [&](int32_t id, uint32_t s, uint32_t e) {
-    starts.push_back(s);
-    ends.push_back(e);
-    pid.push_back(id);
-  };
-  bool unk = false;  // a pending unknown run [unk_start, unk_end)
-  uint32_t unk_start = 0, unk_end = 0;
-  for (size_t k = 0; k < n; ++k) {
-    const uint32_t c = text[k];
-    const int32_t id = hf_char_id(c);
-    if (id >= 0) {
-      if (unk) add(unk_id_, unk_start, unk_end);
-      unk = false;
-      add(id, (uint32_t)k, (uint32_t)(k + 1));
-      continue;
-    }
-    if (!byte_ids_.empty()) {
-      uint8_t b[4];
-      const int len = utf8_of(c, b);
-      bool all = true;
-      for (int q = 0; q < len; ++q) all = all && byte_ids_[b[q]] >= 0;
-      if (all) {  // the pending unknown run stays open (merge_word's `continue`)
-        for (int q = 0; q < len; ++q) add(byte_ids_[b[q]], (uint32_t)k, (uint32_t)(k + 1));
-        continue;
-      }
-    }
-    if (unk_id_ < 0) continue;  // no unknown token: HF drops the character
-    if (unk && fuse_parts_) {
-      unk_end = (uint32_t)(k + 1);
-      continue;
-    }
-    if (unk) add(unk_id_, unk_start, unk_end);
-    unk = true;
-    unk_start = (uint32_t)k;
-    unk_end = (uint32_t)(k + 1);
-  }
-  if (unk) add(unk_id_, unk_start, unk_end);
 }
 
 void BPE::initial_symbols(const uint32_t* text, size_t n, Scratch& w) const {
@@ -350,19 +311,20 @@ void BPE::link_symbols(Scratch& w) const {
   w.rev.clear();
 }
 
-void BPE::merge_small(const uint32_t* text, size_t n, std::vector<Token>& out, const Scratch* syms) const {
-  out.clear();
-  if (n == 0) return;
+bool BPE::merge_small(const uint32_t* text, size_t n, std::vector<Token>& out) const {
   constexpr uint32_t NONE = UINT32_MAX;
   uint32_t st[SMALL_RUN], en[SMALL_RUN], rk[SMALL_RUN];
   int32_t id[SMALL_RUN], pc[SMALL_RUN];
-  size_t m;
-  if (syms) {
-    m = syms->pid.size();
-    if (m == 0) return;
-    std::memcpy(st, syms->starts.data(), m * sizeof(uint32_t));
-    std::memcpy(en, syms->ends.data(), m * sizeof(uint32_t));
-    std::memcpy(id, syms->pid.data(), m * sizeof(int32_t));
+  size_t m = 0;
+  if (hf_) {
+    const bool fits = hf_symbols(text, n, [&](int32_t i, uint32_t s, uint32_t e) {
+      if (m == SMALL_RUN) return false;
+      st[m] = s;
+      en[m] = e;
+      id[m++] = i;
+      return true;
+    });
+    if (!fits) return false;
   } else {
     m = n;
     for (size_t k = 0; k < n; ++k) {
@@ -416,9 +378,10 @@ void BPE::merge_small(const uint32_t* text, size_t n, std::vector<Token>& out, c
     if (best > 0) pair(best - 1);
     if (best + 1 < m) pair(best);
   }
+  out.clear();
   if (hf_) {
     for (size_t k = 0; k < m; ++k) out.push_back(Token{id[k], st[k], en[k]});
-    return;
+    return true;
   }
   bool prev_unk = false;
   for (size_t k = 0; k < m; ++k) {
@@ -429,6 +392,7 @@ void BPE::merge_small(const uint32_t* text, size_t n, std::vector<Token>& out, c
                                                              : piece_to_id(text + s, e - s);
     emit(text, tid, s, e, out, prev_unk);
   }
+  return true;
 }
 
 void BPE::run_ranked(const uint32_t* text, std::vector<Token>& out, Scratch& w) const {
@@ -608,14 +572,18 @@ void BPE::emit_symbols(const uint32_t* text, std::vector<Token>& out, Scratch& w
 }
 
 void BPE::merge_hf(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
+  if (n <= SMALL_RUN && merge_small(text, n, out)) return;
   out.clear();
-  if (n == 0) return;
-  hf_symbols(text, n, w);
+  w.starts.clear();
+  w.ends.clear();
+  w.pid.clear();
+  hf_symbols(text, n, [&](int32_t id, uint32_t s, uint32_t e) {
+    w.starts.push_back(s);
+    w.ends.push_back(e);
+    w.pid.push_back(id);
+    return true;
+  });
   const size_t m = w.pid.size();
-  if (m <= SMALL_RUN) {
-    merge_small(text, n, out, &w);
-    return;
-  }
   w.frozen.assign(m, 0);
   link_symbols(w);
   run_ranked(text, out, w);

@@ -359,8 +359,44 @@ class BPE {
   void append_part(std::vector<Token>& out, const std::vector<Token>& part, size_t start, bool fuse) const;
   // HF semantics: the whole of text as one sequence of symbols (merge_word + merge_all).
   void merge_hf(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const;
-  // merge_word's symbols of text into w (starts, ends, pid).
-  void hf_symbols(const uint32_t* text, size_t n, Scratch& w) const;
+  // merge_word's symbols of text, each passed to add(id, start, end), which returns false
+  // to stop (then so does this).
+  template <class Add>
+  bool hf_symbols(const uint32_t* text, size_t n, Add&& add) const {
+    bool unk = false;  // a pending unknown run [unk_start, unk_end)
+    uint32_t unk_start = 0, unk_end = 0;
+    for (size_t k = 0; k < n; ++k) {
+      const uint32_t c = text[k];
+      const int32_t id = hf_char_id(c);
+      if (id >= 0) {
+        if (unk && !add(unk_id_, unk_start, unk_end)) return false;
+        unk = false;
+        if (!add(id, (uint32_t)k, (uint32_t)(k + 1))) return false;
+        continue;
+      }
+      if (!byte_ids_.empty()) {
+        uint8_t b[4];
+        const int len = utf8_of(c, b);
+        bool all = true;
+        for (int q = 0; q < len; ++q) all = all && byte_ids_[b[q]] >= 0;
+        if (all) {  // the pending unknown run stays open (merge_word's `continue`)
+          for (int q = 0; q < len; ++q)
+            if (!add(byte_ids_[b[q]], (uint32_t)k, (uint32_t)(k + 1))) return false;
+          continue;
+        }
+      }
+      if (unk_id_ < 0) continue;  // no unknown token: HF drops the character
+      if (unk && fuse_parts_) {
+        unk_end = (uint32_t)(k + 1);
+        continue;
+      }
+      if (unk && !add(unk_id_, unk_start, unk_end)) return false;
+      unk = true;
+      unk_start = (uint32_t)k;
+      unk_end = (uint32_t)(k + 1);
+    }
+    return !unk || add(unk_id_, unk_start, unk_end);
+  }
   int32_t hf_char_id(uint32_t c) const {
     if (c < 0x10000) return single_id_[c];
     return merge_.get(&c, 1);
@@ -396,7 +432,7 @@ class BPE {
     if (hf_)
       merge_hf(text, n, out, w);
     else if (n <= SMALL_RUN && split_ok_ && ranked_)
-      merge_small(text, n, out, nullptr);
+      merge_small(text, n, out);
     else if (!ranked_)
       merge_heapq(text, n, out, w);
     else
@@ -409,8 +445,8 @@ class BPE {
   // Up to SMALL_RUN characters without USER_DEFINED/UNUSED pieces or NaN scores: symbols in
   // arrays, each adjacent pair's (rank, piece) kept, the best found by a scan (the lowest
   // rank, leftmost on ties: the same choice as the agenda's), the merged symbol erased.
-  // syms: HF semantics, the symbols (at most SMALL_RUN) already in syms.
-  void merge_small(const uint32_t* text, size_t n, std::vector<Token>& out, const Scratch* syms) const;
+  // HF semantics: merge_word's symbols; false (out untouched) if they are more than SMALL_RUN.
+  bool merge_small(const uint32_t* text, size_t n, std::vector<Token>& out) const;
   // The pair table and a heap of rank << 32 | left (scores without NaN).
   void merge_ranked(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
     out.clear();
