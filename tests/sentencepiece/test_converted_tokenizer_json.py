@@ -216,7 +216,7 @@ def test_precompiled_stretches_equal_hf(precompiled_pair, text):
 _CRAFT_CHARS = list("ab▁xzéq ") + ["中", "😀", "ж", "ü", "ab", "  ", "▁▁", "xx", "<unk>"]
 
 
-def _crafted(tmp_path, unk, fuse, fallback, byte_merges, unk_merges):
+def _crafted(tmp_path, unk, fuse, fallback, byte_merges, unk_merges, spelled=False):
     from tokenizers import models, normalizers
 
     vocab = {"<unk>": 0, "▁": 1, "a": 2, "b": 3, "ab": 4, "ba": 5, "aba": 6, "▁a": 7, "x": 8, "xx": 9, "▁▁": 10}
@@ -232,6 +232,10 @@ def _crafted(tmp_path, unk, fuse, fallback, byte_merges, unk_merges):
         vocab["<unk>a"] = len(vocab)
         vocab["b<unk>"] = len(vocab)
         merges += [("<unk>", "a"), ("b", "<unk>")]
+    if spelled:  # merges spell the unknown token's text: that id must not fuse with an unknown run
+        for t in ("<", "u", "n", "k", ">", "<u", "nk", "nk>"):
+            vocab[t] = len(vocab)
+        merges += [("<", "u"), ("n", "k"), ("nk", ">"), ("<u", "nk>")]
     hf = tokenizers.Tokenizer(models.BPE(vocab, merges, unk_token=unk, fuse_unk=fuse, byte_fallback=fallback))
     hf.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
     path = tmp_path / "tokenizer.json"
@@ -242,28 +246,32 @@ def _crafted(tmp_path, unk, fuse, fallback, byte_merges, unk_merges):
 
 
 _CRAFT_CASES = [
-    # unk, fuse_unk, byte_fallback, merges taking byte tokens, merges taking the unknown token
-    ("<unk>", True, True, False, False),  # some byte tokens missing and an unknown token
-    ("<unk>", False, True, False, False),
-    ("<unk>", True, True, True, True),
-    ("<unk>", False, True, True, False),
-    (None, True, True, True, False),  # missing bytes, no unknown token: dropped
-    (None, False, False, False, False),  # every unknown character dropped
-    ("<unk>", True, False, False, True),
-    ("<unk>", False, False, False, False),
+    # unk, fuse_unk, byte_fallback, merges taking byte tokens, merges taking the unknown token,
+    # merges spelling the unknown token
+    ("<unk>", True, True, False, False, False),  # some byte tokens missing and an unknown token
+    ("<unk>", False, True, False, False, False),
+    ("<unk>", True, True, True, True, False),
+    ("<unk>", False, True, True, False, False),
+    (None, True, True, True, False, False),  # missing bytes, no unknown token: dropped
+    (None, False, False, False, False, False),  # every unknown character dropped
+    ("<unk>", True, False, False, True, False),
+    ("<unk>", False, False, False, False, False),
+    ("<unk>", True, False, False, False, True),
+    ("<unk>", True, True, False, False, True),
 ]
 
 
-@pytest.mark.parametrize("unk,fuse,fallback,byte_merges,unk_merges", _CRAFT_CASES)
+@pytest.mark.parametrize("unk,fuse,fallback,byte_merges,unk_merges,spelled", _CRAFT_CASES)
 def test_open_unknown_runs_byte_merges_and_dropped_characters_equal_hf(tmp_path, unk, fuse, fallback, byte_merges,
-                                                                       unk_merges):
+                                                                       unk_merges, spelled):
     """HF's merge_word leaves a pending unknown run open across the byte tokens of later
     characters (they come first, and the run may still fuse past them); merges may take byte
     tokens and the unknown token; dropped characters make their neighbours adjacent. The
     native merge and the Python stages give HF's ids."""
-    tok, py, hf = _crafted(tmp_path, unk, fuse, fallback, byte_merges, unk_merges)
+    tok, py, hf = _crafted(tmp_path, unk, fuse, fallback, byte_merges, unk_merges, spelled)
     texts = ["中zé", "中z中", "中é中a", "ab中zzé中ab", "a中b", "b中a", "中😀ж", "ж中", "a中zb", "xx中 中 zé ab", "azé",
-             "é" * 70 + "中" + "z" * 70, "中ab" * 40, "b中a" * 50, "q中q", "▁▁ ▁ 中▁", "aza" * 30, "<unk>a b<unk>"]
+             "é" * 70 + "中" + "z" * 70, "中ab" * 40, "b中a" * 50, "q中q", "▁▁ ▁ 中▁", "aza" * 30, "<unk>a b<unk>",
+             "中<unk>中", "<unk>中<unk>", "q<unk>q<unk>", "中" * 3 + "<unk>" * 3]
     for text in texts:
         want = hf.encode(text).ids
         assert tok.encode(text, allowed_special="all") == want, text

@@ -98,7 +98,7 @@ BPE::BPE(std::vector<U32> pieces, const std::vector<HfMerge>& merges, int32_t un
     : pieces_(std::move(pieces)), unk_id_(unk_id), byte_ids_(std::move(byte_ids)) {
   const size_t n = pieces_.size();
   hf_ = true;
-  fuse_parts_ = fuse_unk;
+  fuse_unk_ = fuse_unk;
   if (unk_id_ < -1 || unk_id_ >= (int64_t)n) throw std::invalid_argument("unk_id is not a token id");
   if (!byte_ids_.empty() && byte_ids_.size() != 256) throw std::invalid_argument("byte_ids must hold 256 ids");
   for (int32_t b : byte_ids_)
@@ -132,6 +132,7 @@ BPE::BPE(std::vector<U32> pieces, const std::vector<HfMerge>& merges, int32_t un
   hf_merged_.resize(order.size());
   join_bits_.assign(((size_t)1 << JOIN_LOG) / 64, 0);
   std::vector<uint8_t> takes(n, 0);  // ids some merge takes
+  bool unk_made = false;              // a merge spells the unknown token
   uint32_t rank = 0;
   for (size_t j = 0; j < order.size(); ++j) {
     const HfMerge& m = merges[order[j]];
@@ -140,6 +141,7 @@ BPE::BPE(std::vector<U32> pieces, const std::vector<HfMerge>& merges, int32_t un
     hf_merged_[j] = m.merged;
     pairs_.add(m.left, m.right, (int32_t)j);
     takes[(size_t)m.left] = takes[(size_t)m.right] = 1;
+    if (m.merged == unk_id_) unk_made = true;
     const U32& p = pieces_[(size_t)m.merged];
     for (size_t k = 1; k < p.size(); ++k) {
       size_t h = pair_slot((uint32_t)p[k - 1], (uint32_t)p[k]) >> (20 - JOIN_LOG);
@@ -156,7 +158,10 @@ BPE::BPE(std::vector<U32> pieces, const std::vector<HfMerge>& merges, int32_t un
   }
   const bool open_unk = bytes_missing && unk_id_ >= 0;  // a pending unknown run can outlive byte tokens
   hf_isolated_bytes_ = !bytes_taken && !open_unk;
-  hf_isolated_unk_ = unk_id_ >= 0 && !takes[(size_t)unk_id_] && !open_unk;
+  // A merge that spells the unknown token makes an id that must not fuse with an unknown
+  // run: then no cut beside an unknown character, and parts never fuse at their edges.
+  hf_isolated_unk_ = unk_id_ >= 0 && !takes[(size_t)unk_id_] && !open_unk && !unk_made;
+  fuse_parts_ = fuse_unk && !unk_made;
   split_ok_ = true;
   single_id_.resize(0x10000);
   for (uint32_t c = 0; c < 0x10000; ++c) single_id_[c] = merge_.get(&c, 1);

@@ -386,7 +386,7 @@ class BPE {
         }
       }
       if (unk_id_ < 0) continue;  // no unknown token: HF drops the character
-      if (unk && fuse_parts_) {
+      if (unk && fuse_unk_) {
         unk_end = (uint32_t)(k + 1);
         continue;
       }
@@ -574,6 +574,7 @@ class BPE {
   bool has_unused_ = false, split_ok_ = false;
   bool hf_ = false;           // HF semantics (merges by rank)
   bool fuse_parts_ = false;   // unknown tokens of adjacent parts fuse (see tokenize)
+  bool fuse_unk_ = false;     // HF: fuse_unk
   // HF: merge k (pairs_ value, merges sorted by rank) -> its rank (equal ranks, equal) and id
   std::vector<uint32_t> hf_rank_;
   std::vector<int32_t> hf_merged_;
