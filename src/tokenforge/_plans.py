@@ -389,6 +389,11 @@ class ConvertedSentencePiecePlan(SentencePiecePlan):
       with an empty rule set, a dummy prefix on every non-empty text, no whitespace
       removal and ``▁`` escaping: the same text. The merges run natively by rank
       (``SpmBPE`` built with merges, HF's ``Word::merge_all``).
+    - Newer Mistral files (``LlamaConverter`` with ``legacy=False``): no normalizer and
+      ``Metaspace`` (``▁`` for spaces, one prepended by its scheme), then the same BPE. The
+      native normalizer escapes the spaces; the prepend (``first``: only at the start of
+      the text, and not before a text that starts with a space or ``▁``) is added first.
+      With ``split`` the cut before every ``▁`` changes nothing under the condition below.
     - ALBERT-style Unigram: ``Precompiled`` (HF's grapheme-cluster rule, in Python), then
       ``Metaspace`` (``▁`` for spaces, prepended by its scheme, cut before every ``▁``)
       and HF's Unigram lattice natively over the whole text. The cut changes nothing when
@@ -713,9 +718,25 @@ def sentencepiece_split_is_exact(pieces: Sequence[str], user_defined: Sequence[s
 _LLAMA_NORMALIZER = [{"type": "Prepend", "prepend": SPACE}, {"type": "Replace", "pattern": {"String": " "}, "content": SPACE}]
 
 
+def _cut_before_space_is_exact(model) -> bool:
+    """Metaspace's split before every ``▁`` changes no ids: ``▁`` is a token and no token
+    holds it after its first character (so no merge or lattice path crosses the cut)."""
+    pieces = [model.id_to_token(i) for i in range(model.vocab_size)]
+    return SPACE in pieces and not any(SPACE in p[1:] for p in pieces if p)
+
+
 def _converted_plan(normalizer, pre, model, core) -> Plan | None:
     """A SentencePiece model converted to HF stages (see :class:`ConvertedSentencePiecePlan`)."""
     if type(model) is PieceBPE and not model.is_sentencepiece:
+        if type(pre) is pretokenizers.Metaspace and normalizer is None:
+            # transformers' LlamaConverter with legacy=False (newer Mistral files): spaces to
+            # "▁" and one prepended by Metaspace's scheme, no normalizer.
+            if pre.replacement != SPACE or (pre.split_on_replacement and not _cut_before_space_is_exact(model)):
+                return None
+            native = SentencePieceNormalizer("identity", add_dummy_prefix=False, remove_extra_whitespaces=False,
+                                             escape_whitespaces=True)
+            return ConvertedSentencePiecePlan(normalizer, pre, model, core, native, model.native_hf_encoder,
+                                              pre.prepend_scheme)
         if pre is not None or normalizer is None:
             return None
         d = normalizer.to_dict()
@@ -734,10 +755,8 @@ def _converted_plan(normalizer, pre, model, core) -> Plan | None:
         unk_text = None
         if unk is not None and model.types is None and model.min_score <= 0:  # see ConvertedSentencePiecePlan
             unk_text, unk = model.id_to_token(unk), None
-        if pre.split_on_replacement:
-            pieces = [model.id_to_token(i) for i in range(model.vocab_size)]
-            if SPACE not in pieces or any(SPACE in p[1:] for p in pieces if p):
-                return None
+        if pre.split_on_replacement and not _cut_before_space_is_exact(model):
+            return None
         native = SentencePieceNormalizer("identity", add_dummy_prefix=False, remove_extra_whitespaces=False,
                                          escape_whitespaces=True)
         return ConvertedSentencePiecePlan(normalizer, pre, model, core, native, encoder, pre.prepend_scheme, unk,

@@ -75,11 +75,27 @@ def _llama2_json(shared_data, tmp_path_factory):
     return out
 
 
-@pytest.fixture(scope="module", params=["llama2", "albert"])
+def _mistral_json(shared_data, tmp_path_factory):
+    """The newer Mistral ``tokenizer.json`` style, as transformers' ``LlamaConverter`` makes it
+    with ``legacy=False``: no normalizer, ``Metaspace(replacement="▁", prepend_scheme="first",
+    split=False)`` and a Metaspace decoder, the same BPE model."""
+    doc = json.loads(tokenizers.Tokenizer.from_file(str(_llama2_json(shared_data, tmp_path_factory))).to_str())
+    meta = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": False}
+    doc["normalizer"] = None
+    doc["pre_tokenizer"] = meta
+    doc["decoder"] = dict(meta)
+    out = tmp_path_factory.mktemp("mistral") / "tokenizer.json"
+    tokenizers.Tokenizer.from_str(json.dumps(doc)).save(str(out))
+    return out
+
+
+@pytest.fixture(scope="module", params=["llama2", "mistral", "albert"])
 def pair(request, shared_data, tmp_path_factory):
     """(tokenforge tokenizer, the same with backend="python", HF tokenizer) of one file."""
     if request.param == "llama2":
         path = _llama2_json(shared_data, tmp_path_factory)
+    elif request.param == "mistral":
+        path = _mistral_json(shared_data, tmp_path_factory)
     else:
         path = shared_data / "vocab" / "hf" / "albert-base-v2_spiece_unigram_tokenizer.json"
     tok = tokenforge.load(path)
@@ -191,3 +207,117 @@ def test_precompiled_stretches_equal_hf(precompiled_pair, text):
     ours, hf = precompiled_pair
     text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     assert ours.normalize_str(text) == ours._clusters(text) == hf.normalize_str(text)
+
+
+# A crafted HF BPE for the symbol rules of HF's BPE::merge_word: byte tokens for only some
+# bytes (z, é, the lead byte of Cyrillic; not those of 中 or 😀), merges that take byte
+# tokens and the unknown token (then no cut beside them), characters that are dropped
+# (no unknown token, no byte tokens).
+_CRAFT_CHARS = list("ab▁xzéq ") + ["中", "😀", "ж", "ü", "ab", "  ", "▁▁", "xx", "<unk>"]
+
+
+def _crafted(tmp_path, unk, fuse, fallback, byte_merges, unk_merges, spelled=False):
+    from tokenizers import models, normalizers
+
+    vocab = {"<unk>": 0, "▁": 1, "a": 2, "b": 3, "ab": 4, "ba": 5, "aba": 6, "▁a": 7, "x": 8, "xx": 9, "▁▁": 10}
+    merges = [("b", "a"), ("a", "b"), ("ab", "a"), ("▁", "a"), ("x", "x"), ("▁", "▁")]
+    if fallback:
+        for b in (0x7A, 0xC3, 0xA9, 0xD0):  # z, é (C3 A9), the lead byte of ж (D0 B6; B6 missing)
+            vocab[f"<0x{b:02X}>"] = len(vocab)
+        if byte_merges:
+            vocab["<0xC3><0xA9>"] = len(vocab)
+            vocab["a<0x7A>"] = len(vocab)
+            merges += [("<0xC3>", "<0xA9>"), ("a", "<0x7A>")]
+    if unk_merges and unk is not None:
+        vocab["<unk>a"] = len(vocab)
+        vocab["b<unk>"] = len(vocab)
+        merges += [("<unk>", "a"), ("b", "<unk>")]
+    if spelled:  # merges spell the unknown token's text: that id must not fuse with an unknown run
+        for t in ("<", "u", "n", "k", ">", "<u", "nk", "nk>"):
+            vocab[t] = len(vocab)
+        merges += [("<", "u"), ("n", "k"), ("nk", ">"), ("<u", "nk>")]
+    hf = tokenizers.Tokenizer(models.BPE(vocab, merges, unk_token=unk, fuse_unk=fuse, byte_fallback=fallback))
+    hf.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    path = tmp_path / "tokenizer.json"
+    hf.save(str(path))
+    tok = tokenforge.load(path)
+    assert tok.plan == "sentencepiece" and tok._plan._handles()
+    return tok, tokenforge.Tokenizer.from_dict(tok.to_dict(), backend="python"), hf
+
+
+_CRAFT_CASES = [
+    # unk, fuse_unk, byte_fallback, merges taking byte tokens, merges taking the unknown token,
+    # merges spelling the unknown token
+    ("<unk>", True, True, False, False, False),  # some byte tokens missing and an unknown token
+    ("<unk>", False, True, False, False, False),
+    ("<unk>", True, True, True, True, False),
+    ("<unk>", False, True, True, False, False),
+    (None, True, True, True, False, False),  # missing bytes, no unknown token: dropped
+    (None, False, False, False, False, False),  # every unknown character dropped
+    ("<unk>", True, False, False, True, False),
+    ("<unk>", False, False, False, False, False),
+    ("<unk>", True, False, False, False, True),
+    ("<unk>", True, True, False, False, True),
+]
+
+
+@pytest.mark.parametrize("unk,fuse,fallback,byte_merges,unk_merges,spelled", _CRAFT_CASES)
+def test_open_unknown_runs_byte_merges_and_dropped_characters_equal_hf(tmp_path, unk, fuse, fallback, byte_merges,
+                                                                       unk_merges, spelled):
+    """HF's merge_word leaves a pending unknown run open across the byte tokens of later
+    characters (they come first, and the run may still fuse past them); merges may take byte
+    tokens and the unknown token; dropped characters make their neighbours adjacent. The
+    native merge and the Python stages give HF's ids."""
+    tok, py, hf = _crafted(tmp_path, unk, fuse, fallback, byte_merges, unk_merges, spelled)
+    texts = ["中zé", "中z中", "中é中a", "ab中zzé中ab", "a中b", "b中a", "中😀ж", "ж中", "a中zb", "xx中 中 zé ab", "azé",
+             "é" * 70 + "中" + "z" * 70, "中ab" * 40, "b中a" * 50, "q中q", "▁▁ ▁ 中▁", "aza" * 30, "<unk>a b<unk>",
+             "中<unk>中", "<unk>中<unk>", "q<unk>q<unk>", "中" * 3 + "<unk>" * 3]
+    for text in texts:
+        want = hf.encode(text).ids
+        assert tok.encode(text, allowed_special="all") == want, text
+        assert py.encode(text, allowed_special="all") == want, text
+    want = [e.ids for e in hf.encode_batch(texts)]
+    assert tok.encode_batch(texts, num_threads=2, allowed_special="all") == want
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=st.sampled_from(_CRAFT_CASES), texts=st.lists(st.lists(st.sampled_from(_CRAFT_CHARS), max_size=80)
+                                                           .map("".join), min_size=1, max_size=4))
+def test_hypothesis_crafted_bpe_equal_hf(tmp_path_factory, case, texts):
+    tok, py, hf = _crafted(tmp_path_factory.mktemp("craft"), *case)
+    want = [e.ids for e in hf.encode_batch(texts)]
+    assert [tok.encode(t, allowed_special="all") for t in texts] == want
+    assert [py.encode(t, allowed_special="all") for t in texts] == want
+
+
+def _long_corner_texts() -> list[str]:
+    json_doc = json.dumps([{"id": k, "name": f"item{k}", "tags": ["a", "b"], "v": k * 0.5} for k in range(400)],
+                          separators=(",", ":"))
+    return [
+        "a" * 20000,
+        " " * 20000,
+        "▁" * 5000 + "x" + "▁ " * 2000,
+        json_doc,
+        "thequickbrownfoxjumpsoverthelazydog" * 400,
+        "中文文本测试一下日本語のテキスト" * 500,
+        "😀👍🏽👨‍👩‍👧‍👦" * 500,
+        "\x00\x01\x07\x1b\x7f" * 1000,
+        "e\u0301a\u0308\u0301" * 1000,
+        "שלום עולם مرحبا بالعالم " * 300,
+    ]
+
+
+@pytest.mark.parametrize("which", ["llama2", "mistral"])
+def test_long_corner_inputs_equal_hf(shared_data, tmp_path_factory, which):
+    """Long texts of the worst cases (one character repeated, spaces, ``▁`` runs, minified
+    JSON, text without spaces, CJK, emoji sequences, control characters, combining marks,
+    RTL) give HF's ids on the native plan."""
+    make = _llama2_json if which == "llama2" else _mistral_json
+    path = make(shared_data, tmp_path_factory)
+    tok = tokenforge.load(path)
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    texts = _long_corner_texts()
+    for text in texts:
+        assert tok.encode(text) == hf.encode(text, add_special_tokens=False).ids, text[:40]
+    want = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+    assert tok.encode_batch(texts, num_threads=2) == want

@@ -98,7 +98,7 @@ BPE::BPE(std::vector<U32> pieces, const std::vector<HfMerge>& merges, int32_t un
     : pieces_(std::move(pieces)), unk_id_(unk_id), byte_ids_(std::move(byte_ids)) {
   const size_t n = pieces_.size();
   hf_ = true;
-  fuse_parts_ = fuse_unk;
+  fuse_unk_ = fuse_unk;
   if (unk_id_ < -1 || unk_id_ >= (int64_t)n) throw std::invalid_argument("unk_id is not a token id");
   if (!byte_ids_.empty() && byte_ids_.size() != 256) throw std::invalid_argument("byte_ids must hold 256 ids");
   for (int32_t b : byte_ids_)
@@ -109,40 +109,77 @@ BPE::BPE(std::vector<U32> pieces, const std::vector<HfMerge>& merges, int32_t un
     if (merge_.contains_key(p)) throw std::invalid_argument("token " + std::to_string(i) + " is already defined");
     merge_.add(p, (int32_t)i);
   }
-  pair_bits_.assign(PAIR_BITS / 64, 0);  // here a filter of the (left id, right id) pairs that merge
-  size_t slots = 16;
-  while (slots < 2 * merges.size() + 2) slots <<= 1;
-  hf_pairs_.assign(slots, HfSlot());
-  bool unk_merges = false;
-  for (const HfMerge& m : merges) {
+  if (n >= PairTable::MAX_ID || merges.size() >= PairTable::MAX_ID)
+    throw std::invalid_argument("too many tokens or merges for SpmBPE (2**21 or more)");
+  // the merge of each pair: the one given last wins (HF's merge map)
+  std::unordered_map<uint64_t, size_t> last;
+  last.reserve(merges.size() * 2);
+  for (size_t k = 0; k < merges.size(); ++k) {
+    const HfMerge& m = merges[k];
     if (m.left < 0 || m.right < 0 || m.merged < 0 || (size_t)m.left >= n || (size_t)m.right >= n || (size_t)m.merged >= n ||
         m.rank < 0)
       throw std::invalid_argument("a merge names an id that is not a token");
-    if (m.left == unk_id_ || m.right == unk_id_) unk_merges = true;
-    const uint64_t key = (uint64_t)(uint32_t)m.left << 32 | (uint32_t)m.right;
-    const size_t mask = slots - 1;
-    size_t s = (size_t)mix64(key) & mask;
-    while (hf_pairs_[s].key != ~0ull && hf_pairs_[s].key != key) s = (s + 1) & mask;
-    HfSlot& x = hf_pairs_[s];
-    const size_t bit = pair_slot((uint32_t)m.left, (uint32_t)m.right);
-    pair_bits_[bit >> 6] |= 1ull << (bit & 63);
-    x.key = key;  // a repeated pair: the one given last wins, as in HF
-    x.rank = m.rank;
-    x.merged = m.merged;
+    last[(uint64_t)(uint32_t)m.left << 32 | (uint32_t)m.right] = k;
   }
-  // Cutting before U+2581 (see tokenize) needs: U+2581 a token (it is then never bytes or
-  // unknown), no merge of the unknown token (a fused run may cross the cut), and no token
-  // holding U+2581 after '>' (the end of a byte or unknown token's text).
-  const uint32_t ws = kWordBoundary;
-  split_ok_ = merge_.get(&ws, 1) >= 0 && !unk_merges;
-  for (size_t i = 0; i < n && split_ok_; ++i) {
-    const U32& p = pieces_[i];
-    for (size_t k = 1; k < p.size(); ++k)
-      if (p[k] == kWordBoundary) before_ws_.insert((uint32_t)p[k - 1]);
+  std::vector<size_t> order;
+  order.reserve(last.size());
+  for (const auto& kv : last) order.push_back(kv.second);
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return merges[x].rank != merges[y].rank ? merges[x].rank < merges[y].rank : x < y;
+  });
+  pairs_.reserve(order.size());
+  hf_rank_.resize(order.size());
+  hf_merged_.resize(order.size());
+  join_bits_.assign(((size_t)1 << JOIN_LOG) / 64, 0);
+  std::vector<uint8_t> takes(n, 0);  // ids some merge takes
+  bool unk_made = false;              // a merge spells the unknown token
+  uint32_t rank = 0;
+  for (size_t j = 0; j < order.size(); ++j) {
+    const HfMerge& m = merges[order[j]];
+    if (j && m.rank != merges[order[j - 1]].rank) ++rank;
+    hf_rank_[j] = rank;
+    hf_merged_[j] = m.merged;
+    pairs_.add(m.left, m.right, (int32_t)j);
+    takes[(size_t)m.left] = takes[(size_t)m.right] = 1;
+    if (m.merged == unk_id_) unk_made = true;
+    const U32& p = pieces_[(size_t)m.merged];
+    for (size_t k = 1; k < p.size(); ++k) {
+      size_t h = pair_slot((uint32_t)p[k - 1], (uint32_t)p[k]) >> (20 - JOIN_LOG);
+      join_bits_[h >> 6] |= 1ull << (h & 63);
+    }
   }
-  if (before_ws_.count((uint32_t)'>')) split_ok_ = false;
+  ranks_ = order.empty() ? 0 : (size_t)rank + 1;
+  ranked_ = true;
+  // Cuts beside byte tokens and unknown runs (see hf_class_of).
+  bool bytes_taken = false, bytes_missing = false;
+  for (int32_t b : byte_ids_) {
+    if (b < 0) bytes_missing = true;
+    else if (takes[(size_t)b]) bytes_taken = true;
+  }
+  const bool open_unk = bytes_missing && unk_id_ >= 0;  // a pending unknown run can outlive byte tokens
+  hf_isolated_bytes_ = !bytes_taken && !open_unk;
+  // A merge that spells the unknown token makes an id that must not fuse with an unknown
+  // run: then no cut beside an unknown character, and parts never fuse at their edges.
+  hf_isolated_unk_ = unk_id_ >= 0 && !takes[(size_t)unk_id_] && !open_unk && !unk_made;
+  fuse_parts_ = fuse_unk && !unk_made;
+  split_ok_ = true;
   single_id_.resize(0x10000);
   for (uint32_t c = 0; c < 0x10000; ++c) single_id_[c] = merge_.get(&c, 1);
+  hf_class_.resize(0x10000);
+  for (uint32_t c = 0; c < 0x10000; ++c) hf_class_[c] = hf_class_of(c);
+}
+
+uint8_t BPE::hf_class_of(uint32_t c) const {
+  if (hf_char_id(c) >= 0) return 0;
+  if (!byte_ids_.empty()) {
+    uint8_t b[4];
+    const int len = utf8_of(c, b);
+    bool all = true;
+    for (int q = 0; q < len; ++q) all = all && byte_ids_[b[q]] >= 0;
+    if (all) return hf_isolated_bytes_ ? 1 : 2;
+  }
+  if (unk_id_ >= 0) return hf_isolated_unk_ ? 1 : 2;
+  return 2;  // dropped: its neighbours become adjacent symbols
 }
 
 // part's tokens (offsets relative to start) after out's; with fuse, an unknown token that
@@ -164,38 +201,52 @@ void BPE::tokenize(const uint32_t* text, size_t n, std::vector<Token>& out, Part
   if (n > (size_t)INT32_MAX) throw std::length_error("text too long for SpmBPE (2**31 code points or more)");
   Scratch w;
   if (!split_ok_) {
-    if (hf_) merge_hf(text, n, out, w);
-    else merge(text, n, out, w);
+    merge(text, n, out, w);
     return;
   }
   PartMemo& parts_memo = memo ? *memo : memo_;
-  if (hf_) {
-    tokenize_hf(text, n, out, parts_memo, w);
-    return;
-  }
-  const bool fuse = byte_ids_.empty();
+  const bool fuse = hf_ ? fuse_parts_ : byte_ids_.empty();
   out.reserve(n / 2 + 4);
   std::vector<Token>& part = w.part;
   size_t start = 0;
   while (start < n) {
     size_t end = start + 1;
-    while (end < n && may_join(text[end - 1], text[end])) ++end;
+    if (hf_)
+      while (end < n && !hf_cut(text[end - 1], text[end])) ++end;
+    else
+      while (end < n && may_join(text[end - 1], text[end])) ++end;
     const size_t len = end - start;
     if (len == 1) {
-      // one character: its piece, <unk> (fused with a preceding one) or its bytes
       const uint32_t c = text[start];
-      const int32_t id = c < 0x10000 ? single_id_[c] : piece_to_id(&c, 1);
-      if (id != unk_id_) {
-        out.push_back(Token{id, (uint32_t)start, (uint32_t)end});
-      } else if (!byte_ids_.empty()) {
-        emit_byte_pieces(c, byte_ids_, [&](int32_t b) { out.push_back(Token{b, (uint32_t)start, (uint32_t)end}); });
-      } else if (!out.empty() && out.back().id == unk_id_) {
-        out.back().end = (uint32_t)end;
+      if (hf_) {
+        // a token, or byte tokens or unknown that no merge takes (else merge_word's symbols below)
+        const int32_t id = hf_char_id(c);
+        if (id >= 0 || hf_class(c) == 1) {
+          hf_symbols(&c, 1, [&](int32_t i, uint32_t, uint32_t) {
+            if (i == unk_id_ && fuse && !out.empty() && out.back().id == unk_id_)
+              out.back().end = (uint32_t)end;
+            else
+              out.push_back(Token{i, (uint32_t)start, (uint32_t)end});
+            return true;
+          });
+          start = end;
+          continue;
+        }
       } else {
-        out.push_back(Token{id, (uint32_t)start, (uint32_t)end});
+        // one character: its piece, <unk> (fused with a preceding one) or its bytes
+        const int32_t id = c < 0x10000 ? single_id_[c] : piece_to_id(&c, 1);
+        if (id != unk_id_) {
+          out.push_back(Token{id, (uint32_t)start, (uint32_t)end});
+        } else if (!byte_ids_.empty()) {
+          emit_byte_pieces(c, byte_ids_, [&](int32_t b) { out.push_back(Token{b, (uint32_t)start, (uint32_t)end}); });
+        } else if (!out.empty() && out.back().id == unk_id_) {
+          out.back().end = (uint32_t)end;
+        } else {
+          out.push_back(Token{id, (uint32_t)start, (uint32_t)end});
+        }
+        start = end;
+        continue;
       }
-      start = end;
-      continue;
     }
     if (len <= MEMO_PART) {
       const uint64_t h = hash_u32(text + start, len);
@@ -206,32 +257,6 @@ void BPE::tokenize(const uint32_t* text, size_t n, std::vector<Token>& out, Part
       }
     } else {
       merge(text + start, len, part, w);
-    }
-    append_part(out, part, start, fuse);
-    start = end;
-  }
-}
-
-// HF semantics: parts cut before every U+2581 whose preceding character never precedes
-// U+2581 inside a piece; unknown tokens of adjacent parts fuse as HF's fuse_unk says.
-void BPE::tokenize_hf(const uint32_t* text, size_t n, std::vector<Token>& out, PartMemo& parts_memo,
-                      Scratch& w) const {
-  const bool fuse = fuse_parts_;
-  std::vector<Token>& part = w.part;
-  size_t start = 0;
-  while (start < n) {
-    size_t end = start + 1;
-    while (end < n && !(text[end] == kWordBoundary && !before_ws_.count(text[end - 1]))) ++end;
-    const size_t len = end - start;
-    if (len <= MEMO_PART) {
-      const uint64_t h = hash_u32(text + start, len);
-      part.clear();
-      if (!parts_memo.get(text + start, len, h, part)) {
-        merge_hf(text + start, len, part, w);
-        parts_memo.put(text + start, len, h, part);
-      }
-    } else {
-      merge_hf(text + start, len, part, w);
     }
     append_part(out, part, start, fuse);
     start = end;
@@ -276,7 +301,11 @@ void BPE::initial_symbols(const uint32_t* text, size_t n, Scratch& w) const {
     }
     frozen.assign(n, 0);
   }
-  const size_t m = starts.size();
+  link_symbols(w);
+}
+
+void BPE::link_symbols(Scratch& w) const {
+  const size_t m = w.starts.size();
   w.nxt.resize(m);
   w.prv.resize(m);
   for (size_t k = 0; k < m; ++k) {
@@ -287,32 +316,43 @@ void BPE::initial_symbols(const uint32_t* text, size_t n, Scratch& w) const {
   w.rev.clear();
 }
 
-void BPE::merge_small(const uint32_t* text, size_t n, std::vector<Token>& out) const {
-  out.clear();
-  if (n == 0) return;
+bool BPE::merge_small(const uint32_t* text, size_t n, std::vector<Token>& out) const {
   constexpr uint32_t NONE = UINT32_MAX;
-  uint32_t st[SMALL_RUN + 1], rk[SMALL_RUN];
+  uint32_t st[SMALL_RUN], en[SMALL_RUN], rk[SMALL_RUN];
   int32_t id[SMALL_RUN], pc[SMALL_RUN];
-  size_t m = n;
-  for (size_t k = 0; k < n; ++k) {
-    st[k] = (uint32_t)k;
-    id[k] = char_piece(text[k]);
+  size_t m = 0;
+  if (hf_) {
+    const bool fits = hf_symbols(text, n, [&](int32_t i, uint32_t s, uint32_t e) {
+      if (m == SMALL_RUN) return false;
+      st[m] = s;
+      en[m] = e;
+      id[m++] = i;
+      return true;
+    });
+    if (!fits) return false;
+  } else {
+    m = n;
+    for (size_t k = 0; k < n; ++k) {
+      st[k] = (uint32_t)k;
+      en[k] = (uint32_t)(k + 1);
+      id[k] = char_piece(text[k]);
+    }
   }
-  st[n] = (uint32_t)n;
   // the candidate of symbols k and k + 1
   auto pair = [&](size_t k) {
     rk[k] = NONE;
     const int32_t pl = id[k], pr = id[k + 1];
     if (pl >= 0 && pr >= 0) {
-      const int32_t piece = pairs_.get(pl, pr);
-      if (piece >= 0) {
-        rk[k] = rank_[(size_t)piece];
+      uint32_t rank;
+      int32_t piece;
+      if (pair_lookup(pl, pr, rank, piece)) {
+        rk[k] = rank;
         pc[k] = piece;
       }
       return;
     }
-    // a character that is no piece may still begin or end one
-    const uint32_t a = st[k], b = st[k + 2];
+    // (SentencePiece) a character that is no piece may still begin or end one
+    const uint32_t a = st[k], b = en[k + 1];
     if (b - a > max_len_ || !may_start(text[a], text[a + 1])) return;
     const int32_t piece = merge_.get(text + a, b - a);
     if (piece >= 0) {
@@ -331,9 +371,11 @@ void BPE::merge_small(const uint32_t* text, size_t n, std::vector<Token>& out) c
       }
     if (top == NONE) break;
     id[best] = pc[best];
-    // erase symbol best + 1 (st keeps its end sentinel)
+    en[best] = en[best + 1];
+    // erase symbol best + 1
     const size_t tail = m - best - 2;
-    std::memmove(st + best + 1, st + best + 2, (tail + 1) * sizeof(uint32_t));
+    std::memmove(st + best + 1, st + best + 2, tail * sizeof(uint32_t));
+    std::memmove(en + best + 1, en + best + 2, tail * sizeof(uint32_t));
     std::memmove(id + best + 1, id + best + 2, tail * sizeof(int32_t));
     std::memmove(rk + best + 1, rk + best + 2, tail * sizeof(uint32_t));
     std::memmove(pc + best + 1, pc + best + 2, tail * sizeof(int32_t));
@@ -341,21 +383,24 @@ void BPE::merge_small(const uint32_t* text, size_t n, std::vector<Token>& out) c
     if (best > 0) pair(best - 1);
     if (best + 1 < m) pair(best);
   }
+  out.clear();
+  if (hf_) {
+    for (size_t k = 0; k < m; ++k) out.push_back(Token{id[k], st[k], en[k]});
+    return true;
+  }
   bool prev_unk = false;
   for (size_t k = 0; k < m; ++k) {
-    const uint32_t s = st[k], e = st[k + 1];
+    const uint32_t s = st[k], e = en[k];
     const int32_t known = id[k];
     const int32_t tid = known >= 0 ? emit_id_[(size_t)known]
                         : (e - s == 1 && text[s] < 0x10000) ? single_id_[text[s]]
                                                              : piece_to_id(text + s, e - s);
     emit(text, tid, s, e, out, prev_unk);
   }
+  return true;
 }
 
-void BPE::merge_ranked(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
-  out.clear();
-  if (n == 0) return;
-  initial_symbols(text, n, w);
+void BPE::run_ranked(const uint32_t* text, std::vector<Token>& out, Scratch& w) const {
   std::vector<uint32_t>& starts = w.starts;
   std::vector<uint32_t>& ends = w.ends;
   std::vector<int32_t>& nxt = w.nxt;
@@ -368,7 +413,10 @@ void BPE::merge_ranked(const uint32_t* text, size_t n, std::vector<Token>& out, 
   agenda.clear();
   const size_t m = starts.size();
 
-  // the candidate of symbols left, right (right = nxt[left]); false if they form no piece
+  // The candidate of symbols left, right (right = nxt[left]); false if they form no piece.
+  // Its size tells a stale entry: the span (SentencePiece), the right symbol's id (HF, whose
+  // byte tokens of one character share its span; the left symbol changes only by taking the
+  // right one, and the right one's id changes with every merge it takes).
   auto candidate = [&](int32_t left, int32_t right, Entry& e) -> bool {
     if (frozen[(size_t)left] || frozen[(size_t)right]) return false;
     int32_t piece;
@@ -376,9 +424,7 @@ void BPE::merge_ranked(const uint32_t* text, size_t n, std::vector<Token>& out, 
     int32_t pl = pid[(size_t)left], pr = pid[(size_t)right];
     uint32_t a = starts[(size_t)left], b = ends[(size_t)right];
     if (pl >= 0 && pr >= 0) {
-      piece = pairs_.get(pl, pr);
-      if (piece < 0) return false;
-      rank = rank_[(size_t)piece];
+      if (!pair_lookup(pl, pr, rank, piece)) return false;
     } else {
       // a character that is no piece may still begin or end one
       if (b - a > max_len_ || !may_start(text[a], text[a + 1])) return false;
@@ -386,7 +432,7 @@ void BPE::merge_ranked(const uint32_t* text, size_t n, std::vector<Token>& out, 
       if (piece < 0) return false;
       rank = rank_[(size_t)piece];
     }
-    e = Entry{(uint64_t)rank << 32 | (uint32_t)left, right, piece, b - a};
+    e = Entry{(uint64_t)rank << 32 | (uint32_t)left, right, piece, hf_ ? (uint32_t)pr : b - a};
     if (has_unused_ && types_[(size_t)piece] == SP_UNUSED) rev[piece] = ends[(size_t)left] - a;
     return true;
   };
@@ -405,7 +451,7 @@ void BPE::merge_ranked(const uint32_t* text, size_t n, std::vector<Token>& out, 
   };
   auto valid = [&](int32_t left, int32_t right, uint32_t size) {
     return alive[(size_t)left] && alive[(size_t)right] && nxt[(size_t)left] == right &&
-           ends[(size_t)right] - starts[(size_t)left] == size;
+           (hf_ ? (uint32_t)pid[(size_t)right] == size : ends[(size_t)right] - starts[(size_t)left] == size);
   };
   if (m >= LONG_RUN) {
     RankQueue& q = w.queue;
@@ -493,6 +539,11 @@ void BPE::emit_symbols(const uint32_t* text, std::vector<Token>& out, Scratch& w
   const std::vector<int32_t>& nxt = w.nxt;
   const std::vector<int32_t>& pid = w.pid;
   const std::unordered_map<int32_t, uint32_t>& rev = w.rev;
+  if (hf_) {
+    for (int32_t k = pid.empty() ? -1 : 0; k != -1; k = nxt[(size_t)k])
+      out.push_back(Token{pid[(size_t)k], starts[(size_t)k], ends[(size_t)k]});
+    return;
+  }
   bool prev_unk = false;
   std::vector<std::pair<uint32_t, uint32_t>>& stack = w.stack;  // (start, end) still to emit, last first
   for (int32_t k = 0; k != -1; k = nxt[(size_t)k]) {
@@ -526,87 +577,21 @@ void BPE::emit_symbols(const uint32_t* text, std::vector<Token>& out, Scratch& w
 }
 
 void BPE::merge_hf(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
+  if (n <= SMALL_RUN && merge_small(text, n, out)) return;
   out.clear();
-  if (n == 0) return;
-  std::vector<uint32_t>& starts = w.starts;
-  std::vector<uint32_t>& ends = w.ends;
-  std::vector<int32_t>& nxt = w.nxt;
-  std::vector<int32_t>& prv = w.prv;
-  std::vector<int32_t>& pid = w.pid;
-  std::vector<uint8_t>& alive = w.alive;
-  starts.clear();
-  ends.clear();
-  pid.clear();
-  starts.reserve(n);
-  ends.reserve(n);
-  pid.reserve(n);
-  for (size_t k = 0; k < n; ++k) {
-    const uint32_t c = text[k];
-    int32_t id = hf_char_id(c);
-    if (id < 0 && !byte_ids_.empty()) {
-      uint8_t b[4];
-      const int len = utf8_of(c, b);
-      bool all = true;
-      for (int q = 0; q < len; ++q) all = all && byte_ids_[b[q]] >= 0;
-      if (all) {
-        for (int q = 0; q < len; ++q) {
-          starts.push_back((uint32_t)k);
-          ends.push_back((uint32_t)(k + 1));
-          pid.push_back(byte_ids_[b[q]]);
-        }
-        continue;
-      }
-    }
-    if (id < 0) {
-      if (unk_id_ < 0) continue;  // no unknown token: HF drops the character
-      id = unk_id_;
-      if (fuse_parts_ && !pid.empty() && pid.back() == unk_id_) {
-        ends.back() = (uint32_t)(k + 1);
-        continue;
-      }
-    }
-    starts.push_back((uint32_t)k);
-    ends.push_back((uint32_t)(k + 1));
-    pid.push_back(id);
-  }
-  const size_t m = starts.size();
-  nxt.resize(m);
-  prv.resize(m);
-  for (size_t k = 0; k < m; ++k) {
-    nxt[k] = k + 1 < m ? (int32_t)(k + 1) : -1;
-    prv[k] = (int32_t)k - 1;
-  }
-  alive.assign(m, 1);
-  std::vector<Cand>& heap = w.heap;
-  heap.clear();
-  // HF's Merge order: the lowest rank, then the leftmost symbol (Cand's left).
-  auto add = [&](int32_t left, int32_t right) {
-    if (left < 0 || right < 0) return;
-    const int32_t a = pid[(size_t)left], b = pid[(size_t)right];
-    if (!may_start((uint32_t)a, (uint32_t)b)) return;
-    const HfSlot* x = hf_pair(a, b);
-    if (!x) return;
-    heap_push(heap, Cand{(double)x->rank, left, right, 0, x->merged});
-  };
-  for (size_t k = 1; k < m; ++k) add((int32_t)k - 1, (int32_t)k);
-  while (!heap.empty()) {
-    Cand top = heap_pop(heap);
-    size_t l = (size_t)top.left;
-    if (!alive[l] || nxt[l] < 0) continue;
-    size_t r = (size_t)nxt[l];
-    const HfSlot* x = hf_pair(pid[l], pid[r]);  // HF's check: the pair still makes this token
-    if (!x || x->merged != top.piece) continue;
-    ends[l] = ends[r];
-    pid[l] = top.piece;
-    alive[r] = 0;
-    int32_t r2 = nxt[r];
-    nxt[l] = r2;
-    if (r2 != -1) prv[(size_t)r2] = (int32_t)l;
-    add(prv[l], (int32_t)l);
-    add((int32_t)l, r2);
-  }
-  out.reserve(m);
-  for (int32_t k = m ? 0 : -1; k != -1; k = nxt[(size_t)k]) out.push_back(Token{pid[(size_t)k], starts[(size_t)k], ends[(size_t)k]});
+  w.starts.clear();
+  w.ends.clear();
+  w.pid.clear();
+  hf_symbols(text, n, [&](int32_t id, uint32_t s, uint32_t e) {
+    w.starts.push_back(s);
+    w.ends.push_back(e);
+    w.pid.push_back(id);
+    return true;
+  });
+  const size_t m = w.pid.size();
+  w.frozen.assign(m, 0);
+  link_symbols(w);
+  run_ranked(text, out, w);
 }
 
 }  // namespace spm

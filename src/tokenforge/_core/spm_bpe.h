@@ -22,13 +22,19 @@
 // a NaN score, or 2**21 pieces or more, the CPython-heapq merge (merge_heapq) runs, whose
 // tuple order reproduces Python's step for step.
 //
-// HF tokenizers' BPE model (its Word::merge_all) runs on the same symbol machinery when
-// the model is built with merges (a converted tokenizer.json: Llama 2, Mistral): every
-// character is its vocabulary id, or its <0xXX> byte tokens (byte fallback, when all
-// exist), or the unknown token (runs fused with fuse_unk), or is dropped; then the
-// adjacent pair of ids with the lowest merge rank is merged, leftmost first on equal
-// ranks, until no adjacent pair is a merge. The reference is PieceBPE._hf_merge in
-// models/bpe.py.
+// HF tokenizers' BPE model (its BPE::merge_word and Word::merge_all) runs on the same
+// symbol machinery when the model is built with merges (a converted tokenizer.json: Llama 2,
+// Mistral): every character is its vocabulary id, or its <0xXX> byte tokens (byte fallback,
+// when all exist), or the unknown token (runs fused with fuse_unk; a pending unknown run
+// stays open across the byte tokens of later characters, as in merge_word), or is dropped;
+// then the adjacent pair of ids with the lowest merge rank is merged, leftmost first on
+// equal ranks, until no adjacent pair is a merge. The pair table maps (left id, right id) to
+// the merge; the agenda and merge_small are the ones above, keyed by merge rank. The text is
+// cut between two characters that are tokens and adjacent inside no token a merge makes
+// (the symbols on either side hold those characters at their edges, so no merge can join
+// them), and beside a character that is byte tokens or unknown when no merge takes those
+// tokens (and no unknown run can stay open: not both byte fallback with missing <0xXX>
+// tokens and an unknown token). The reference is PieceBPE._hf_tokenize in models/bpe.py.
 #pragma once
 
 #include <algorithm>
@@ -248,8 +254,9 @@ class BPE {
       std::vector<int32_t> byte_ids);
 
   // HF semantics: pieces[i] is the token of id i (one token per id), merges holds
-  // (left id, right id, rank, new id) per merge, byte_ids 256 ids (-1: that <0xXX> token is
-  // missing) or empty without byte fallback, unk_id -1 without an unknown token.
+  // (left id, right id, rank, new id) per merge (a repeated pair: the one given last wins,
+  // as in HF), byte_ids 256 ids (-1: that <0xXX> token is missing) or empty without byte
+  // fallback, unk_id -1 without an unknown token. Ids and merges below PairTable::MAX_ID.
   struct HfMerge {
     int32_t left, right, rank, merged;
   };
@@ -350,18 +357,81 @@ class BPE {
   static constexpr size_t MEMO_PART = 48;
 
   void append_part(std::vector<Token>& out, const std::vector<Token>& part, size_t start, bool fuse) const;
-  // tokenize's loop for HF semantics (the parts of the pre-merge cut rule).
-  void tokenize_hf(const uint32_t* text, size_t n, std::vector<Token>& out, PartMemo& parts_memo, Scratch& w) const;
-  // HF's Word::merge_all over the symbols of text (HF semantics).
+  // HF semantics: the whole of text as one sequence of symbols (merge_word + merge_all).
   void merge_hf(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const;
+  // merge_word's symbols of text, each passed to add(id, start, end), which returns false
+  // to stop (then so does this).
+  template <class Add>
+  bool hf_symbols(const uint32_t* text, size_t n, Add&& add) const {
+    bool unk = false;  // a pending unknown run [unk_start, unk_end)
+    uint32_t unk_start = 0, unk_end = 0;
+    for (size_t k = 0; k < n; ++k) {
+      const uint32_t c = text[k];
+      const int32_t id = hf_char_id(c);
+      if (id >= 0) {
+        if (unk && !add(unk_id_, unk_start, unk_end)) return false;
+        unk = false;
+        if (!add(id, (uint32_t)k, (uint32_t)(k + 1))) return false;
+        continue;
+      }
+      if (!byte_ids_.empty()) {
+        uint8_t b[4];
+        const int len = utf8_of(c, b);
+        bool all = true;
+        for (int q = 0; q < len; ++q) all = all && byte_ids_[b[q]] >= 0;
+        if (all) {  // the pending unknown run stays open (merge_word's `continue`)
+          for (int q = 0; q < len; ++q)
+            if (!add(byte_ids_[b[q]], (uint32_t)k, (uint32_t)(k + 1))) return false;
+          continue;
+        }
+      }
+      if (unk_id_ < 0) continue;  // no unknown token: HF drops the character
+      if (unk && fuse_unk_) {
+        unk_end = (uint32_t)(k + 1);
+        continue;
+      }
+      if (unk && !add(unk_id_, unk_start, unk_end)) return false;
+      unk = true;
+      unk_start = (uint32_t)k;
+      unk_end = (uint32_t)(k + 1);
+    }
+    return !unk || add(unk_id_, unk_start, unk_end);
+  }
   int32_t hf_char_id(uint32_t c) const {
     if (c < 0x10000) return single_id_[c];
     return merge_.get(&c, 1);
   }
+  // HF semantics: 0 a character that is a token, 1 byte tokens or unknown that no merge
+  // takes (cut on both sides), 2 no cut beside it.
+  uint8_t hf_class(uint32_t c) const {
+    if (c < 0x10000) return hf_class_[c];
+    return hf_class_of(c);
+  }
+  uint8_t hf_class_of(uint32_t c) const;
+  bool hf_cut(uint32_t a, uint32_t b) const {
+    const uint8_t x = hf_class(a), y = hf_class(b);
+    if (x == 2 || y == 2) return false;
+    return x || y || !may_join(a, b);
+  }
+  // (rank, merged piece) of the pair of symbol ids l, r; false if they do not merge
+  bool pair_lookup(int32_t l, int32_t r, uint32_t& rank, int32_t& piece) const {
+    const int32_t v = pairs_.get(l, r);
+    if (v < 0) return false;
+    if (hf_) {
+      rank = hf_rank_[(size_t)v];
+      piece = hf_merged_[(size_t)v];
+    } else {
+      rank = rank_[(size_t)v];
+      piece = v;
+    }
+    return true;
+  }
 
   // _sp_merge: the whole of text as one sequence of symbols.
   void merge(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
-    if (n <= SMALL_RUN && split_ok_ && ranked_)
+    if (hf_)
+      merge_hf(text, n, out, w);
+    else if (n <= SMALL_RUN && split_ok_ && ranked_)
       merge_small(text, n, out);
     else if (!ranked_)
       merge_heapq(text, n, out, w);
@@ -370,12 +440,22 @@ class BPE {
   }
   // The initial symbols (user-defined pieces, longest first, else one character each).
   void initial_symbols(const uint32_t* text, size_t n, Scratch& w) const;
+  // nxt, prv, alive of the symbols in w (one list, all alive).
+  void link_symbols(Scratch& w) const;
   // Up to SMALL_RUN characters without USER_DEFINED/UNUSED pieces or NaN scores: symbols in
   // arrays, each adjacent pair's (rank, piece) kept, the best found by a scan (the lowest
   // rank, leftmost on ties: the same choice as the agenda's), the merged symbol erased.
-  void merge_small(const uint32_t* text, size_t n, std::vector<Token>& out) const;
+  // HF semantics: merge_word's symbols; false (out untouched) if they are more than SMALL_RUN.
+  bool merge_small(const uint32_t* text, size_t n, std::vector<Token>& out) const;
   // The pair table and a heap of rank << 32 | left (scores without NaN).
-  void merge_ranked(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const;
+  void merge_ranked(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const {
+    out.clear();
+    if (n == 0) return;
+    initial_symbols(text, n, w);
+    run_ranked(text, out, w);
+  }
+  // merge_ranked over the initial symbols in w.
+  void run_ranked(const uint32_t* text, std::vector<Token>& out, Scratch& w) const;
   // CPython's heapq on (-score, left, right, size) tuples, for scores with NaN.
   void merge_heapq(const uint32_t* text, size_t n, std::vector<Token>& out, Scratch& w) const;
   // The symbols left in the linked list, as tokens (UNUSED pieces split back by rev).
@@ -494,22 +574,12 @@ class BPE {
   bool has_unused_ = false, split_ok_ = false;
   bool hf_ = false;           // HF semantics (merges by rank)
   bool fuse_parts_ = false;   // unknown tokens of adjacent parts fuse (see tokenize)
-  // (left id, right id) -> (rank, new id): open addressing, at most half full
-  struct HfSlot {
-    uint64_t key = ~0ull;
-    int32_t rank = -1, merged = -1;
-  };
-  std::vector<HfSlot> hf_pairs_;
-  const HfSlot* hf_pair(int32_t a, int32_t b) const {
-    const uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
-    const size_t mask = hf_pairs_.size() - 1;
-    for (size_t s = (size_t)mix64(key) & mask;; s = (s + 1) & mask) {
-      const HfSlot& x = hf_pairs_[s];
-      if (x.key == key) return &x;
-      if (x.key == ~0ull) return nullptr;
-    }
-  }
-  CharSet before_ws_;  // characters c with c + U+2581 inside a mergeable piece
+  bool fuse_unk_ = false;     // HF: fuse_unk
+  // HF: merge k (pairs_ value, merges sorted by rank) -> its rank (equal ranks, equal) and id
+  std::vector<uint32_t> hf_rank_;
+  std::vector<int32_t> hf_merged_;
+  std::vector<uint8_t> hf_class_;  // hf_class of the BMP
+  bool hf_isolated_bytes_ = false, hf_isolated_unk_ = false;  // see hf_class_of
   mutable PartMemo memo_{true};
 };
 

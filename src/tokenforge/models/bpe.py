@@ -640,6 +640,9 @@ def _check_dropout(dropout, error: type = InvalidArgumentError) -> float:
 #: Pieces with at most this many symbols use the array scan instead of the heap.
 SHORT_PIECE_SYMBOLS = 48
 
+#: The native HF merge holds ids and merge indices below 2**21 (its pair table's slots).
+_NATIVE_MAX_ID = 1 << 21
+
 
 def _parse_merge(n: int, entry) -> tuple[str, str]:
     if isinstance(entry, str):
@@ -917,8 +920,8 @@ class PieceBPE(Model):
         ``Word::merge_all``, the algorithm of :meth:`_hf_tokenize`), or ``None`` on the
         Python backend and for what it does not cover: a SentencePiece model, dropout,
         ``ignore_merges``, a subword prefix or suffix, an unknown token missing from the
-        vocabulary, byte fallback with some ``<0xXX>`` tokens missing and an unknown token,
-        ids that are not ``0..n-1`` with one token each."""
+        vocabulary, ids that are not ``0..n-1`` with one token each, 2**21 tokens or merges
+        or more."""
         core = _native.core()
         if core is None or self._sp is not None or self.dropout or self.ignore_merges:
             return None
@@ -936,10 +939,7 @@ class PieceBPE(Model):
                     return None
                 unk_id = vocab[self.unk_token]
             byte_ids = [vocab.get(byte_piece(b), -1) for b in range(256)] if self.byte_fallback else None
-            if byte_ids is not None and -1 in byte_ids and unk_id >= 0:
-                # Some byte tokens missing and an unknown token: HF keeps a pending unknown run
-                # open across the byte tokens of later characters (its order and fusing there
-                # are its own), which the native merge does not copy.
+            if n >= _NATIVE_MAX_ID or len(self._merge_map) >= _NATIVE_MAX_ID:
                 return None
             flat: list[int] = []
             for (a, b), (rank, new) in sorted(self._merge_map.items(), key=lambda kv: kv[1][0]):
@@ -1028,9 +1028,8 @@ class PieceBPE(Model):
             if self.byte_fallback:
                 ids = [vocab.get(byte_piece(b)) for b in s.encode("utf-8", "surrogatepass")]
                 if None not in ids:
-                    if unk is not None:
-                        syms.append(unk)
-                        unk = None
+                    # A pending unknown run stays open (HF's BPE::merge_word continues without
+                    # adding it): it lands after these byte tokens and may still fuse.
                     syms.extend([b, k, k + 1] for b in ids)
                     continue
             if self.unk_token is not None:
