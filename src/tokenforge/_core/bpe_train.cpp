@@ -17,17 +17,33 @@ std::vector<std::pair<uint32_t, uint32_t>> Merger::run(size_t num_merges) {
   std::vector<std::pair<uint32_t, uint32_t>> merges;
   ticker.start();
   auto poll = [&](bool by_count) { return ticker.poll(merges.size(), by_count); };
-  const uint32_t nwords = (uint32_t)at.size();
-  for (uint32_t idx = 0; idx < nwords; ++idx) {
-    if ((idx & 0xFFFF) == 0 && !poll(false)) return merges;
-    const uint32_t* rec = &syms[at[idx]];
-    const uint32_t n = rec[0];
-    const int64_t f = freq_of(rec);
-    const uint32_t* w = rec + 3;
-    for (uint32_t k = 0; k + 1 < n; ++k) {
-      PairInfo& info = pairs.get(pk(w[k], w[k + 1]));
-      info.count += f;
-      hold(info, idx);
+  // The first pairs are pairs of bytes: counted in a dense 256 x 256 table, no hashing.
+  {
+    const uint32_t nwords = (uint32_t)at.size();
+    std::vector<int64_t> first(1 << 16, 0);
+    std::vector<uint32_t> first_list(1 << 16, PairTable::NONE);
+    for (uint32_t idx = 0; idx < nwords; ++idx) {
+      if ((idx & 0xFFFF) == 0 && !poll(false)) return merges;
+      const uint32_t* rec = &syms[at[idx]];
+      const uint32_t n = rec[0];
+      const int64_t f = freq_of(rec);
+      const uint32_t* w = rec + 3;
+      for (uint32_t k = 0; k + 1 < n; ++k) {
+        const uint32_t q = (w[k] << 8) | w[k + 1];
+        first[q] += f;
+        if (first_list[q] == PairTable::NONE) {
+          first_list[q] = (uint32_t)lists.size();
+          lists.emplace_back();
+        }
+        auto& l = lists[first_list[q]];
+        if (l.empty() || l.back() != idx) l.push_back(idx);
+      }
+    }
+    for (uint32_t q = 0; q < (1u << 16); ++q) {
+      if (first_list[q] == PairTable::NONE) continue;
+      PairInfo& info = pairs.get(pk(q >> 8, q & 0xFF));
+      info.count = first[q];
+      info.list = first_list[q];
     }
   }
   std::vector<Entry> init;

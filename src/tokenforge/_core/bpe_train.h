@@ -85,14 +85,6 @@ struct Merger {
     }
   };
 
-  void hold(PairInfo& info, uint32_t idx) {
-    if (info.list == PairTable::NONE) {
-      info.list = (uint32_t)lists.size();
-      lists.emplace_back();
-    }
-    auto& l = lists[info.list];
-    if (l.empty() || l.back() != idx) l.push_back(idx);
-  }
 
   Ticker ticker;  // see the top of this file
 
