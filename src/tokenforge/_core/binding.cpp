@@ -1100,6 +1100,138 @@ inline PyMethodDef WordCounter_methods[] = {
 inline PySequenceMethods WordCounter_as_sequence = {};
 inline PyTypeObject WordCounterType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
+// --- PieceCounter: byte-level BPE training's pre-token counts (bpe_train::PieceTable) --------
+
+// The UTF-8 bytes of each str of a list; false with a Python exception set on failure.
+inline bool utf8_items(PyObject* list, std::vector<std::pair<const char*, size_t>>& items) {
+  const Py_ssize_t n = PyList_GET_SIZE(list);
+  items.resize((size_t)n);
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    Py_ssize_t len;
+    const char* s = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(list, k), &len);
+    if (!s) return false;
+    items[(size_t)k] = {s, (size_t)len};
+  }
+  return true;
+}
+
+// dict[bytes, int] of a table, first seen first.
+inline PyObject* piece_dict(const tf::bpe_train::PieceTable& table) {
+  PyObject* d = PyDict_New();
+  if (!d) return nullptr;
+  for (size_t k = 0; k < table.size(); ++k) {
+    PyObject* key = PyBytes_FromStringAndSize((const char*)table.piece(k), (Py_ssize_t)table.length(k));
+    PyObject* val = key ? PyLong_FromUnsignedLongLong(table.count(k)) : nullptr;
+    if (!val || PyDict_SetItem(d, key, val) < 0) {
+      Py_XDECREF(key);
+      Py_XDECREF(val);
+      Py_DECREF(d);
+      return nullptr;
+    }
+    Py_DECREF(key);
+    Py_DECREF(val);
+  }
+  return d;
+}
+
+// Mutable: `lock` keeps two threads from using one counter at once (add counts with the
+// GIL released).
+struct PieceCounterObject {
+  PyObject_HEAD
+  tf::bpe_train::PieceTable* impl;
+  std::mutex* lock;
+};
+
+inline PyObject* PieceCounter_new(PyTypeObject* type, PyObject*, PyObject*) {
+  auto* self = (PieceCounterObject*)type->tp_alloc(type, 0);
+  if (!self) return nullptr;
+  self->impl = new (std::nothrow) tf::bpe_train::PieceTable();
+  self->lock = new (std::nothrow) std::mutex();
+  if (!self->impl || !self->lock) {
+    Py_DECREF(self);
+    return PyErr_NoMemory();
+  }
+  return (PyObject*)self;
+}
+
+inline void PieceCounter_dealloc(PieceCounterObject* self) {
+  delete self->impl;
+  delete self->lock;
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+// add(segments: list[str], pattern: int) -> None: counts the scanner's pieces of each str.
+inline PyObject* PieceCounter_add(PieceCounterObject* self, PyObject* args) {
+  PyObject* segments;
+  int pattern;
+  if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &segments, &pattern)) return nullptr;
+  if (pattern < 0 || pattern > 4) { PyErr_Format(PyExc_ValueError, "unknown scanner %d", pattern); return nullptr; }
+  std::vector<std::pair<const char*, size_t>> items;
+  if (!utf8_items(segments, items)) return nullptr;  // the list keeps the str (and their UTF-8) alive
+  if (!run_released(true, [&] {
+        std::lock_guard<std::mutex> hold(*self->lock);
+        tf::bpe_train::count_pieces(items, (Pattern)pattern, *self->impl);
+      }))
+    return nullptr;
+  Py_RETURN_NONE;
+}
+
+// pack() -> bytes, for merge() in another process.
+inline PyObject* PieceCounter_pack(PieceCounterObject* self, PyObject*) {
+  std::string out;
+  std::lock_guard<std::mutex> hold(*self->lock);
+  try {
+    self->impl->pack(out);
+  } catch (const std::exception&) {
+    return PyErr_NoMemory();
+  }
+  return PyBytes_FromStringAndSize(out.data(), (Py_ssize_t)out.size());
+}
+
+// merge(packed: bytes) -> None: adds the counts of another counter's pack().
+inline PyObject* PieceCounter_merge(PieceCounterObject* self, PyObject* arg) {
+  Py_buffer buf;
+  if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0) return nullptr;
+  bool ok = false;
+  {
+    std::lock_guard<std::mutex> hold(*self->lock);
+    try {
+      ok = self->impl->merge_packed((const uint8_t*)buf.buf, (size_t)buf.len);
+    } catch (const std::exception&) {
+      PyBuffer_Release(&buf);
+      return PyErr_NoMemory();
+    }
+  }
+  PyBuffer_Release(&buf);
+  if (!ok) {
+    PyErr_SetString(PyExc_ValueError, "PieceCounter.merge: not the bytes of PieceCounter.pack()");
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
+inline PyObject* PieceCounter_to_dict(PieceCounterObject* self, PyObject*) {
+  std::lock_guard<std::mutex> hold(*self->lock);
+  return piece_dict(*self->impl);
+}
+
+inline Py_ssize_t PieceCounter_len(PieceCounterObject* self) {
+  std::lock_guard<std::mutex> hold(*self->lock);
+  return (Py_ssize_t)self->impl->size();
+}
+
+inline PyMethodDef PieceCounter_methods[] = {
+    {"add", (PyCFunction)PieceCounter_add, METH_VARARGS,
+     "add(segments, pattern): count the pieces of each str under a native scanner."},
+    {"pack", (PyCFunction)PieceCounter_pack, METH_NOARGS, "The counts as bytes, for merge()."},
+    {"merge", (PyCFunction)PieceCounter_merge, METH_O, "Add the counts of another counter's pack()."},
+    {"to_dict", (PyCFunction)PieceCounter_to_dict, METH_NOARGS, "dict of bytes -> count, first seen first."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+inline PySequenceMethods PieceCounter_as_sequence = {};
+inline PyTypeObject PieceCounterType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
 // --- SpmBPE ----------------------------------------------------------------------------
 
 struct SpmBPEObject {
@@ -2012,6 +2144,8 @@ inline int add_types(PyObject* m) {
   SpmUnigramType.tp_getset = SpmUnigram_getset;
   WordCounter_as_sequence.sq_length = (lenfunc)WordCounter_len;
   WordCounterType.tp_as_sequence = &WordCounter_as_sequence;
+  PieceCounter_as_sequence.sq_length = (lenfunc)PieceCounter_len;
+  PieceCounterType.tp_as_sequence = &PieceCounter_as_sequence;
   const bool failed =
       add_type(m, SpmNormalizerType, "tokenforge._core.SpmNormalizer", sizeof(SpmNormalizerObject),
                "SpmNormalizer(charsmap, add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces, user_defined): "
@@ -2029,6 +2163,10 @@ inline int add_types(PyObject* m) {
       add_type(m, WordCounterType, "tokenforge._core.WordCounter", sizeof(WordCounterObject),
                "WordCounter(): the word counts of SentencePiece training (add_lines, pack, merge, to_dicts).",
                WordCounter_new, nullptr, (destructor)WordCounter_dealloc, WordCounter_methods) < 0 ||
+      add_type(m, PieceCounterType, "tokenforge._core.PieceCounter", sizeof(PieceCounterObject),
+               "PieceCounter(): the pre-token counts of byte-level BPE training (add, pack, merge, to_dict); "
+               "learn_merges takes one in place of its words and counts.",
+               PieceCounter_new, nullptr, (destructor)PieceCounter_dealloc, PieceCounter_methods) < 0 ||
       add_type(m, WordPieceType, "tokenforge._core.WordPieceEncoder", sizeof(WordPieceObject),
                "WordPieceEncoder(tokens, ids, continuing, continuing_ids, unk_id, max_chars, normalizer=None): "
                "BERT's normalizer (normalizer=(clean_text, handle_chinese_chars, strip_accents, lowercase)), "
@@ -2081,8 +2219,9 @@ static bool progress_ok(PyObject* progress, const char* fn) {
   return false;
 }
 
-// learn_merges(words: list[bytes], counts: list[int], num_merges: int, order: bytes,
-//              progress: callable | None = None) -> list[tuple[int, int]]
+// learn_merges(words: list[bytes] | PieceCounter, counts: list[int] | None, num_merges: int,
+//              order: bytes, progress: callable | None = None) -> list[tuple[int, int]]
+// The words and their counts come as two lists, or as one PieceCounter (counts None).
 // Ids below 256 are bytes; merge k creates id 256 + k. The loop runs with the GIL released;
 // about every 50 ms (and, with `progress`, every ~1/200 of the merges) it takes the GIL back
 // briefly to run the signal handlers (Ctrl-C raises KeyboardInterrupt here and stops the loop)
@@ -2092,45 +2231,72 @@ static PyObject* tf_learn_merges(PyObject*, PyObject* args) {
   PyObject* progress = Py_None;
   Py_ssize_t num_merges;
   Py_buffer order;
-  if (!PyArg_ParseTuple(args, "O!O!ny*|O", &PyList_Type, &words, &PyList_Type, &counts, &num_merges, &order,
-                        &progress))
-    return nullptr;
-  if (order.len != 256 || PyList_GET_SIZE(words) != PyList_GET_SIZE(counts) || num_merges < 0 ||
-      (progress != Py_None && !PyCallable_Check(progress))) {
+  if (!PyArg_ParseTuple(args, "OOny*|O", &words, &counts, &num_merges, &order, &progress)) return nullptr;
+  const bool table = PyObject_TypeCheck(words, &PieceCounterType) && counts == Py_None;
+  if (order.len != 256 || num_merges < 0 || (progress != Py_None && !PyCallable_Check(progress)) ||
+      (!table && (!PyList_Check(words) || !PyList_Check(counts) || PyList_GET_SIZE(words) != PyList_GET_SIZE(counts)))) {
     PyBuffer_Release(&order);
     PyErr_SetString(PyExc_ValueError,
-                    "learn_merges: need equal-length words/counts, num_merges >= 0, a 256-byte order, "
-                    "a callable or None for progress");
+                    "learn_merges: need equal-length words/counts lists (or a PieceCounter and None), "
+                    "num_merges >= 0, a 256-byte order, a callable or None for progress");
     return nullptr;
   }
+  uint8_t ord[256];
+  std::memcpy(ord, order.buf, 256);
+  PyBuffer_Release(&order);
   std::vector<std::pair<uint32_t, uint32_t>> merges;
   try {
     tf::bpe_train::Merger m;
-    const uint8_t* ord = (const uint8_t*)order.buf;
-    Py_ssize_t n = PyList_GET_SIZE(words);
     // Each merge joins two adjacent symbols of some word, so there are at most
     // sum(len - 1) of them: a huge num_merges must not size any allocation.
-    size_t possible = 0;
-    for (Py_ssize_t k = 0; k < n; ++k) {
-      PyObject* w = PyList_GET_ITEM(words, k);
-      if (PyBytes_Check(w) && PyBytes_GET_SIZE(w) > 1) possible += (size_t)PyBytes_GET_SIZE(w) - 1;
+    size_t possible = 0, n = 0;
+    std::unique_lock<std::mutex> held;
+    const tf::bpe_train::PieceTable* pieces = nullptr;
+    if (table) {
+      auto* pc = (PieceCounterObject*)words;
+      held = std::unique_lock<std::mutex>(*pc->lock);  // the counter stays as it is while read
+      pieces = pc->impl;
+      n = pieces->size();
+      for (size_t k = 0; k < n; ++k)
+        if (pieces->length(k) > 1) possible += pieces->length(k) - 1;
+    } else {
+      n = (size_t)PyList_GET_SIZE(words);
+      for (size_t k = 0; k < n; ++k) {
+        PyObject* w = PyList_GET_ITEM(words, (Py_ssize_t)k);
+        if (PyBytes_Check(w) && PyBytes_GET_SIZE(w) > 1) possible += (size_t)PyBytes_GET_SIZE(w) - 1;
+      }
     }
     if ((size_t)num_merges > possible) num_merges = (Py_ssize_t)possible;
     m.keys.reserve(256 + (size_t)num_merges);
+    m.syms.reserve(possible + 4 * n);
+    m.at.reserve(n);
     for (int c = 0; c < 256; ++c) m.keys.emplace_back(1, (char)ord[c]);
-    for (Py_ssize_t k = 0; k < n; ++k) {
-      PyObject* w = PyList_GET_ITEM(words, k);
-      PyObject* c = PyList_GET_ITEM(counts, k);
-      if (!PyBytes_Check(w)) { PyBuffer_Release(&order); PyErr_SetString(PyExc_TypeError, "words must be bytes"); return nullptr; }
-      long long f = PyLong_AsLongLong(c);
-      if (f == -1 && PyErr_Occurred()) { PyBuffer_Release(&order); return nullptr; }
-      Py_ssize_t len = PyBytes_GET_SIZE(w);
+    for (size_t k = 0; k < n; ++k) {
+      const uint8_t* s;
+      size_t len;
+      long long f;
+      if (pieces) {
+        s = pieces->piece(k);
+        len = pieces->length(k);
+        f = pieces->count(k) > (uint64_t)INT64_MAX ? -1 : (long long)pieces->count(k);
+        if (f < 0) { PyErr_SetString(PyExc_OverflowError, "learn_merges: a count over 2**63 - 1"); return nullptr; }
+      } else {
+        PyObject* w = PyList_GET_ITEM(words, (Py_ssize_t)k);
+        PyObject* c = PyList_GET_ITEM(counts, (Py_ssize_t)k);
+        if (!PyBytes_Check(w)) { PyErr_SetString(PyExc_TypeError, "words must be bytes"); return nullptr; }
+        f = PyLong_AsLongLong(c);
+        if (f == -1 && PyErr_Occurred()) return nullptr;
+        s = (const uint8_t*)PyBytes_AS_STRING(w);
+        len = (size_t)PyBytes_GET_SIZE(w);
+      }
       if (len < 2 || f <= 0) continue;
-      const uint8_t* s = (const uint8_t*)PyBytes_AS_STRING(w);
-      m.words.emplace_back(s, s + len);
-      m.freqs.push_back((int64_t)f);
+      if ((uint64_t)len > 0xFFFFFFFFull || m.num_words() >= 0xFFFFFFFFull) {
+        PyErr_SetString(PyExc_ValueError, "learn_merges: more than 2**32 - 1 words, or a word of 2**32 bytes or more");
+        return nullptr;
+      }
+      m.add_word(s, len, (int64_t)f);
     }
-    PyBuffer_Release(&order);
+    if (held.owns_lock()) held.unlock();
     if (!run_watched(m.ticker, progress, (size_t)num_merges, [&] { merges = m.run((size_t)num_merges); }))
       return nullptr;
   } catch (const std::exception&) {
@@ -2146,43 +2312,17 @@ static PyObject* tf_learn_merges(PyObject*, PyObject* args) {
   return out;
 }
 
-// count_pieces(segments: list[str], pattern: int) -> dict[bytes, int]
+// count_pieces(segments: list[str], pattern: int) -> dict[bytes, int] (first seen first)
 static PyObject* tf_count_pieces(PyObject*, PyObject* args) {
   PyObject* segments;
   int pattern;
   if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &segments, &pattern)) return nullptr;
   if (pattern < 0 || pattern > 4) { PyErr_Format(PyExc_ValueError, "unknown scanner %d", pattern); return nullptr; }
-  Py_ssize_t n = PyList_GET_SIZE(segments);
-  std::vector<std::pair<const char*, size_t>> items((size_t)n);
-  for (Py_ssize_t k = 0; k < n; ++k) {
-    Py_ssize_t len;
-    const char* s = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(segments, k), &len);
-    if (!s) return nullptr;
-    items[(size_t)k] = {s, (size_t)len};
-  }
-  std::unordered_map<std::string_view, int64_t> table;
-  bool oom = false;
-  Py_BEGIN_ALLOW_THREADS
-  try {
-    tf::bpe_train::count_pieces(items, (Pattern)pattern, table);
-  } catch (const std::exception&) {
-    oom = true;
-  }
-  Py_END_ALLOW_THREADS
-  if (oom) return PyErr_NoMemory();
-  PyObject* d = PyDict_New();
-  if (!d) return nullptr;
-  for (auto& kv : table) {
-    PyObject* key = PyBytes_FromStringAndSize(kv.first.data(), (Py_ssize_t)kv.first.size());
-    PyObject* val = key ? PyLong_FromLongLong(kv.second) : nullptr;
-    if (!key || !val || PyDict_SetItem(d, key, val) < 0) {
-      Py_XDECREF(key); Py_XDECREF(val); Py_DECREF(d);
-      return nullptr;
-    }
-    Py_DECREF(key);
-    Py_DECREF(val);
-  }
-  return d;
+  std::vector<std::pair<const char*, size_t>> items;
+  if (!utf8_items(segments, items)) return nullptr;
+  tf::bpe_train::PieceTable table;
+  if (!run_released(true, [&] { tf::bpe_train::count_pieces(items, (Pattern)pattern, table); })) return nullptr;
+  return piece_dict(table);
 }
 
 

@@ -3,10 +3,14 @@
 // learn_merges keeps, as trainers/bpe.py does, the count of every adjacent pair
 // (64-bit), an index from each pair to the words that gained it, and a max-heap
 // of (count, pair) with lazy deletion. A merge visits only the words indexed
-// under the merged pair, recomputes their pairs, applies the net count changes
-// and pushes each changed pair once. Ties go to the greatest pair of token
-// strings compared through `order` (a byte permutation), so the result equals
-// the pure-Python trainer's, merge for merge.
+// under the merged pair (in increasing order, records prefetched ahead), adds up
+// the count changes in arrays indexed by token id, applies them to the pair table
+// once per pair, and pushes each new pair once. Counts of other pairs only fall,
+// so their heap entries are left too high and put back at the true count when
+// popped (a lazy decrease-key: the first entry popped at its true count is the
+// maximum). Ties go to the greatest pair of token strings compared through
+// `order` (a byte permutation), so the result equals the pure-Python trainer's,
+// merge for merge.
 //
 // The loop is watched by `ticker` (ticker.h) with the number of merges learned
 // so far, also inside a long merge and the initial count. The binding uses it
@@ -33,23 +37,36 @@ namespace bpe_train {
 
 
 // Everything the loop knows about one pair, in one open-addressing table:
-// its count, the last merge that touched it, and its list of holder words.
+// its count and its list of holder words.
 struct PairInfo {
   uint64_t key;
   int64_t count;
-  uint32_t stamp;
   uint32_t list;  // index into Merger::lists, or NONE
-  static PairInfo blank() { return PairInfo{~0ull, 0, ~0u, ~0u}; }
+  static PairInfo blank() { return PairInfo{~0ull, 0, ~0u}; }
 };
 
 using PairTable = tf::PairTable<PairInfo, 1 << 16>;
 
 struct Merger {
   std::vector<std::string> keys;  // token id -> bytes mapped through `order`
-  std::vector<std::vector<uint32_t>> words;
-  std::vector<int64_t> freqs;
+  // The words, flat: word i is at[i] in `syms`, a record [length, count low, count high,
+  // symbols...] that shrinks in place as merges apply (its length says how much is live).
+  // One record per word keeps its count and first symbols in one cache line, and the
+  // merge loop, which visits words in increasing index, reads `syms` front to back.
+  std::vector<uint32_t> syms;
+  std::vector<uint64_t> at;
   PairTable pairs;
-  std::vector<std::vector<uint32_t>> lists;  // holder words of a pair (may hold stale entries)
+  std::vector<std::vector<uint32_t>> lists;  // holder words of a pair, increasing (may hold stale entries)
+
+  // Appends a word of n >= 2 bytes seen `freq` > 0 times.
+  void add_word(const uint8_t* s, size_t n, int64_t freq) {
+    at.push_back(syms.size());
+    syms.push_back((uint32_t)n);
+    syms.push_back((uint32_t)(uint64_t)freq);
+    syms.push_back((uint32_t)((uint64_t)freq >> 32));
+    syms.insert(syms.end(), s, s + n);
+  }
+  size_t num_words() const { return at.size(); }
 
   struct Entry {
     int64_t count;
@@ -68,14 +85,6 @@ struct Merger {
     }
   };
 
-  void hold(PairInfo& info, uint32_t idx) {
-    if (info.list == PairTable::NONE) {
-      info.list = (uint32_t)lists.size();
-      lists.emplace_back();
-    }
-    auto& l = lists[info.list];
-    if (l.empty() || l.back() != idx) l.push_back(idx);
-  }
 
   Ticker ticker;  // see the top of this file
 
@@ -84,10 +93,38 @@ struct Merger {
 };
 
 
+// The distinct pre-tokens (byte strings) and how often each was added, first seen first:
+// open addressing over (hash, entry) slots, the bytes one after another in one pool (no
+// allocation per piece). pack() and merge_packed() carry a table between processes.
+class PieceTable {
+ public:
+  void add(const uint8_t* s, size_t n, uint64_t times = 1);
+  // Appends the table to out: per entry a uint32 length, a uint64 count and the bytes
+  // (native byte order: the bytes travel between processes of one machine).
+  void pack(std::string& out) const;
+  // Adds the entries of pack()'s bytes; false on bytes pack() cannot have written.
+  bool merge_packed(const uint8_t* p, size_t n);
+  size_t size() const { return count_.size(); }
+  const uint8_t* piece(size_t k) const { return pool_.data() + start_[k]; }
+  size_t length(size_t k) const { return start_[k + 1] - start_[k]; }
+  uint64_t count(size_t k) const { return count_[k]; }
+
+ private:
+  static constexpr size_t kEmpty = SIZE_MAX;
+  struct Slot {
+    uint64_t hash;
+    size_t entry;
+  };
+  void grow();
+  std::vector<Slot> slots_;
+  std::vector<uint8_t> pool_;
+  std::vector<size_t> start_{0};  // entry k is pool_[start_[k], start_[k + 1])
+  std::vector<uint64_t> count_;
+};
+
 // Counts the pieces of each UTF-8 text (texts[k] = (bytes, length)) under the scanner pat
-// into table (keys are views into the texts).
-void count_pieces(const std::vector<std::pair<const char*, size_t>>& texts, Pattern pat,
-                  std::unordered_map<std::string_view, int64_t>& table);
+// into table.
+void count_pieces(const std::vector<std::pair<const char*, size_t>>& texts, Pattern pat, PieceTable& table);
 
 }  // namespace bpe_train
 }  // namespace tf

@@ -35,6 +35,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .. import _native
 from ..errors import TrainingError
@@ -95,13 +96,14 @@ def index_pairs(
 
 
 def learn_merges(
-    word_counts: Mapping[bytes, int],
+    word_counts: Mapping[bytes, int] | Any,
     num_merges: int,
     progress: Callable[[int], None] | None = None,
     tie_break: str = "bytes",
     backend: str = "auto",
 ) -> list[tuple[bytes, bytes]]:
-    """Learn up to ``num_merges`` merges from ``{pre_token_bytes: count}``.
+    """Learn up to ``num_merges`` merges from ``{pre_token_bytes: count}`` (or the native
+    ``PieceCounter`` of :func:`~tokenforge.trainers.counting.count_files`).
 
     Returns fewer merges when no adjacent pair is left. ``tie_break="bytes"``
     prefers the greatest pair of byte strings; ``"gpt2_unicode"`` compares the
@@ -122,8 +124,10 @@ def learn_merges(
     """
     order = _byte_order(tie_break)
     native = _native.core(backend)
+    table = native is not None and isinstance(word_counts, native.PieceCounter)
+    if not table and not isinstance(word_counts, Mapping):  # a native PieceCounter, Python loop
+        word_counts = word_counts.to_dict()
     if native is not None:
-        distinct = list(word_counts)
         reported = 0
         step = progress
 
@@ -134,8 +138,13 @@ def learn_merges(
                 reported = done
 
         callback = report if progress else None
-        merged: list[tuple[int, int]] = native.learn_merges(
-            distinct, [word_counts[w] for w in distinct], max(num_merges, 0), order, callback)
+        if table:  # the counts stay native: no Python object per word
+            merged: list[tuple[int, int]] = native.learn_merges(
+                word_counts, None, max(num_merges, 0), order, callback)
+        else:
+            distinct = list(word_counts)
+            merged = native.learn_merges(
+                distinct, [word_counts[w] for w in distinct], max(num_merges, 0), order, callback)
         learned = [bytes([i]) for i in range(256)]
         for a, b in merged:
             learned.append(learned[a] + learned[b])
@@ -303,6 +312,7 @@ class BPETrainer:
                 backend=self.backend,
                 engine=self.engine,
                 ray_address=self.ray_address,
+                native_table=True,
             )
         if not counts:
             raise NoTrainingDataError(f"no text to train on in {_names(files)}: " + (
@@ -328,7 +338,7 @@ class BPETrainer:
                                       else "no text to train on: the texts hold nothing but special tokens")
         return self._finish(counts, total, time.perf_counter() - t0)
 
-    def _finish(self, counts: Mapping[bytes, int], total: int, counting_seconds: float) -> "Tokenizer":
+    def _finish(self, counts: Mapping[bytes, int] | Any, total: int, counting_seconds: float) -> "Tokenizer":
         from ..tokenizer import Tokenizer
 
         t1 = time.perf_counter()

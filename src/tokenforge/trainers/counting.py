@@ -164,8 +164,17 @@ def _decode_range(data: bytes, path: str, start: int, errors: str) -> str:
         ) from None
 
 
-def _count_range(args) -> tuple[Counter, int]:
-    path, start, end, pre_dict, specials, errors, backend = args
+def native_scanner(pre: RegexSplit | None, backend: str = "auto") -> int | None:
+    """The native scanner that counts ``pre``'s pieces, or None (no core, or a custom pattern)."""
+    if pre is None or pre.name not in _native.SCANNERS or _native.core(backend) is None:
+        return None
+    return _native.SCANNERS[pre.name]
+
+
+def _count_range(args) -> tuple[Counter | bytes, int]:
+    """The counts of one file range: a Counter, or (``packed``) the bytes of a native
+    ``PieceCounter``'s ``pack()``, for the parent's counter to merge."""
+    path, start, end, pre_dict, specials, errors, backend, *packed = args
     from ..pretokenizers import pre_tokenizer_from_dict
 
     pre = pre_tokenizer_from_dict(pre_dict)
@@ -173,6 +182,14 @@ def _count_range(args) -> tuple[Counter, int]:
         f.seek(start)
         data = f.read(end - start)
     text = _decode_range(data, path, start, errors)
+    del data
+    native, scanner = _native.core(backend), native_scanner(pre, backend)
+    if packed and packed[0] and native is not None and scanner is not None:
+        pattern = special_regex(specials)
+        segments = pattern.split(text) if pattern is not None else [text]
+        counter = native.PieceCounter()
+        counter.add([s for s in segments if s], scanner)
+        return counter.pack(), end - start
     return count_text(text, pre, special_regex(specials), backend), end - start
 
 
@@ -188,11 +205,16 @@ def count_files(
     backend: str = "auto",
     engine: str = "local",
     ray_address: str | None = None,
+    native_table: bool = False,
 ) -> Counter:
     """Count pre-tokens over files, in parallel worker processes (``engine="local"``)
     or as Ray tasks (``engine="ray"``: a map over the ranges, summed on the driver).
 
     ``progress`` is called with the number of bytes of each finished range.
+    ``native_table=True`` returns a native ``PieceCounter`` instead of a Counter when
+    the pattern has a native scanner and ``engine="local"``: the workers send packed
+    tables and no Python object is made per pre-token (``learn_merges`` takes it as
+    it is; ``to_dict()`` gives the Counter's contents).
     """
     if engine not in ("local", "ray"):
         raise TrainingError(f"engine must be 'local' or 'ray', not {engine!r}")
@@ -215,6 +237,10 @@ def count_files(
     if workers is None:
         workers = os.cpu_count() or 1
     total: Counter = Counter()
+    native = _native.core(backend)
+    if native_table and engine == "local" and native is not None and native_scanner(pre, backend) is not None:
+        total = native.PieceCounter()
+        tasks = [t + (True,) for t in tasks]
     if engine == "ray":
         _run_ray(tasks, workers, total, progress, ray_address)
         return total
