@@ -835,11 +835,15 @@ struct SpmNormalizerObject {
 
 inline int SpmNormalizer_init(SpmNormalizerObject* self, PyObject* args, PyObject* kwds) {
   static const char* kwlist[] = {"charsmap", "add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces",
-                                 "user_defined", nullptr};
+                                 "user_defined", "hf_precompiled", "hf_prepend", "reject", nullptr};
   Py_buffer blob;
   int adp, rew, esc;
   PyObject* udf;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*pppO", (char**)kwlist, &blob, &adp, &rew, &esc, &udf)) return -1;
+  int hf = 0, hf_prepend = 0;
+  PyObject* reject = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*pppO|$ppU", (char**)kwlist, &blob, &adp, &rew, &esc, &udf, &hf,
+                                   &hf_prepend, &reject))
+    return -1;
   if (self->impl) {  // immutable: a second __init__ changes nothing
     PyBuffer_Release(&blob);
     return 0;
@@ -863,11 +867,28 @@ inline int SpmNormalizer_init(SpmNormalizerObject* self, PyObject* args, PyObjec
     ok = false;
   }
   Py_DECREF(seq);
+  U32 reject_text;
+  if (ok && reject) {
+    try {
+      ok = u32_string_of(reject, reject_text);
+    } catch (const std::exception&) {
+      PyErr_NoMemory();
+      ok = false;
+    }
+  }
+  if (ok && hf && (adp || rew || !symbols.empty())) {
+    PyErr_SetString(PyExc_ValueError,
+                    "hf_precompiled: the Precompiled normalizer takes no dummy prefix, white-space removal or "
+                    "user-defined symbols");
+    ok = false;
+  }
   if (!ok) { PyBuffer_Release(&blob); return -1; }
   tf::spm::Normalizer* impl = nullptr;
   bool done = run_released(false, [&] {
-    impl = new tf::spm::Normalizer((const uint8_t*)blob.buf, (size_t)blob.len, adp != 0, rew != 0, esc != 0,
-                                  std::move(symbols));
+    std::unique_ptr<tf::spm::Normalizer> made(new tf::spm::Normalizer(
+        (const uint8_t*)blob.buf, (size_t)blob.len, adp != 0, rew != 0, esc != 0, std::move(symbols)));
+    if (hf) made->set_hf(hf_prepend != 0, std::move(reject_text));
+    impl = made.release();
   });
   PyBuffer_Release(&blob);
   if (!done) return -1;
@@ -1601,6 +1622,10 @@ inline PyObject* spm_unigram_encode(PyObject*, PyObject* args) {
   bool done = run_released(in.size() >= tf::spm::RELEASE_GIL_AT, [&] {
     U32 s;
     impl.normalize(in.data(), in.size(), s);
+    if (impl.rejects(s)) {
+      covered = false;
+      return;
+    }
     covered = unigram_tokens(model, (const uint32_t*)s.data(), s.size(),
                              [&](int32_t id, uint32_t, uint32_t) { out.push_back(id); });
   });
@@ -1730,6 +1755,8 @@ inline PyObject* spm_encode_batch(PyObject*, PyObject* args) {
           bs->impl->tokenize((const uint32_t*)s.data(), s.size(), toks, memo.get());
           out.reserve(toks.size());
           for (const tf::Token& t : toks) out.push_back((int32_t)t.id);
+        } else if (n.rejects(s)) {
+          covered[k] = 0;
         } else {
           covered[k] = unigram_tokens(us, (const uint32_t*)s.data(), s.size(),
                                       [&](int32_t id, uint32_t, uint32_t) { out.push_back(id); });
