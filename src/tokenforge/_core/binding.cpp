@@ -1487,10 +1487,15 @@ inline PyObject* SpmUnigram_viterbi(SpmUnigramObject* self, PyObject* arg) {
 template <class Emit>
 bool unigram_tokens(const SpmUnigramObject* self, const uint32_t* t, size_t n, Emit&& emit) {
   if (n > (size_t)INT32_MAX) throw std::length_error("text too long");
-  std::vector<int32_t> ids;
-  std::vector<uint32_t> starts;
+  thread_local std::vector<int32_t> ids;  // reused across calls (emit never re-enters)
+  thread_local std::vector<uint32_t> starts;
   self->impl->viterbi(t, n, ids, starts);
-  return tf::unigram::finish_path(t, n, ids, starts, self->unk_id, *self->byte_ids, emit);
+  const bool ok = tf::unigram::finish_path(t, n, ids, starts, self->unk_id, *self->byte_ids, emit);
+  if (ids.capacity() > (size_t{1} << 16)) {
+    std::vector<int32_t>().swap(ids);
+    std::vector<uint32_t>().swap(starts);
+  }
+  return ok;
 }
 
 // The tokens of text (a str) to emit; covered = false when unknown characters are left uncovered.
