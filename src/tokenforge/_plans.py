@@ -391,9 +391,10 @@ class ConvertedSentencePiecePlan(SentencePiecePlan):
       (``SpmBPE`` built with merges, HF's ``Word::merge_all``).
     - ALBERT-style Unigram: ``Precompiled`` (HF's grapheme-cluster rule, natively:
       ``_core/grapheme.h``), then ``Metaspace`` (``▁`` for spaces, prepended by its
-      scheme, cut before every ``▁``) and HF's Unigram lattice natively over the whole
-      text, in one call per text (``first=False`` under the ``"first"`` scheme, and
-      Python-only builds, normalize in Python). The cut changes nothing when
+      scheme, cut before every ``▁``) and HF's Unigram lattice natively per word (with a
+      per-thread word -> ids cache; over the whole text when Metaspace does not split), in
+      one call per text (``first=False`` under the ``"first"`` scheme, and Python-only
+      builds, normalize in Python). The cut changes nothing when
       ``▁`` is a piece and no piece holds ``▁`` after its first character: every lattice
       path cuts there anyway. HF fuses a run of unknown characters *and* literal matches
       of the unknown piece into one string, which is a piece's id if it spells one
@@ -731,17 +732,19 @@ class _PrecompiledNative:
     prepended ``▁``) as one native ``SpmNormalizer``, built on first use. A normalized
     text holding ``reject`` (HF's unknown piece spelled out) is left uncovered."""
 
-    def __init__(self, core: Any, blob: bytes, prepend: bool, reject: str) -> None:
+    def __init__(self, core: Any, blob: bytes, prepend: bool, reject: str, split: bool) -> None:
         self._core = core
         self._blob = blob
         self._prepend = prepend
         self._reject = reject
+        self._split = split  # the Unigram runs per Metaspace word (with a per-thread word cache)
         self._nat: Any = None
 
     def native_normalizer(self) -> Any:
         if self._nat is None and self._core is not None:
             self._nat = self._core.SpmNormalizer(self._blob, False, False, True, [], hf_precompiled=True,
-                                                 hf_prepend=self._prepend, reject=self._reject)
+                                                 hf_prepend=self._prepend, reject=self._reject,
+                                                 hf_split=self._split)
         return self._nat
 
 
@@ -774,7 +777,8 @@ def _converted_plan(normalizer, pre, model, core) -> Plan | None:
             unk_text is None or (" " not in unk_text and SPACE not in unk_text)
         ):
             blob = normalizer.charsmap.blob if normalizer is not None else b""
-            hf = _PrecompiledNative(core, blob, pre.prepend_scheme != "never", unk_text or "")
+            hf = _PrecompiledNative(core, blob, pre.prepend_scheme != "never", unk_text or "",
+                                    pre.split_on_replacement)
             return ConvertedSentencePiecePlan(normalizer, pre, model, core, hf, encoder, pre.prepend_scheme, unk,
                                               unk_text, native_hf=True)
         native = SentencePieceNormalizer("identity", add_dummy_prefix=False, remove_extra_whitespaces=False,

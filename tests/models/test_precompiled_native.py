@@ -144,17 +144,20 @@ def albert_doc(shared_data):
     return json.loads((shared_data / "vocab" / "hf" / "albert-base-v2_spiece_unigram_tokenizer.json").read_text())
 
 
-@pytest.mark.parametrize("scheme", ["always", "first", "never"])
-def test_albert_json_ids_equal_hf(albert_doc, tmp_path, scheme):
+@pytest.mark.parametrize("scheme, split", [("always", True), ("first", True), ("never", True), ("always", False)])
+def test_albert_json_ids_equal_hf(albert_doc, tmp_path, scheme, split):
+    """Split: the Unigram runs per Metaspace word, through the per-thread word cache (the
+    texts repeat words); without it, over the whole text as HF does then."""
     doc = json.loads(json.dumps(albert_doc))
     for key in ("pre_tokenizer", "decoder"):
         doc[key]["prepend_scheme"] = scheme
+        doc[key]["split"] = split
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     hf = tokenizers.Tokenizer.from_file(str(path))
     tok = tokenforge.load(path)
     assert tok._plan._native_hf  # the native Precompiled serves this file
-    rng = random.Random(scheme)
+    rng = random.Random(f"{scheme}{split}")
     texts = ALBERT_TEXTS + [
         "".join(rng.choice(GRAPHEME_ALPHABET) for _ in range(rng.randint(1, 60))) for _ in range(3000)
     ]
@@ -166,3 +169,26 @@ def test_albert_json_ids_equal_hf(albert_doc, tmp_path, scheme):
     # a pair: the second text is not "first" to Metaspace
     a, b = "pair one", "pair two \ufb03"
     assert tok.encode(a, pair=b, allowed_special="all") == hf.encode(a, b, add_special_tokens=False).ids
+
+
+def test_word_caches_belong_to_their_model(albert_doc, tmp_path):
+    """Two models whose pieces score differently, encoding the same words in turns on one
+    thread: each gives its own HF ids (the per-thread word cache is tied to one model)."""
+    other = json.loads(json.dumps(albert_doc))
+    vocab = other["model"]["vocab"]
+    for k in range(5, len(vocab), 3):  # reorder the preferences of a third of the pieces
+        vocab[k][1] = vocab[k][1] * 0.5
+    paths = []
+    for name, doc in (("a", albert_doc), ("b", other)):
+        (tmp_path / name).mkdir()
+        path = tmp_path / name / "tokenizer.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        paths.append(path)
+    pairs = [(tokenforge.load(p), tokenizers.Tokenizer.from_file(str(p))) for p in paths]
+    texts = ["internationalization of tokenizers", "understanding misunderstood words", "x" * 60 + " tail"] * 3
+    outs = {0: [], 1: []}
+    for t in texts:
+        for k, (tok, hf) in enumerate(pairs):
+            outs[k].append(tok.encode(t, allowed_special="all") == hf.encode(t, add_special_tokens=False).ids)
+    assert all(outs[0]) and all(outs[1])
+    assert [pairs[0][0].encode(t) for t in texts[:3]] != [pairs[1][0].encode(t) for t in texts[:3]]

@@ -145,12 +145,16 @@ class Normalizer {
 
   // Switches to HF tokenizers' Precompiled normalizer followed by the Metaspace
   // pre-tokenizer's replacement (normalize_hf). Set once, before the normalizer is shared.
-  // reject: a normalized text holding it is left to the caller (rejects()).
-  void set_hf(bool prepend, U32 reject) {
+  // reject: a normalized text holding it is left to the caller (rejects()). split: the
+  // model runs on the words Metaspace cuts (before every U+2581), see hf_split().
+  void set_hf(bool prepend, U32 reject, bool split) {
     hf_ = true;
     hf_prepend_ = prepend;
     reject_ = std::move(reject);
+    hf_split_ = split;
   }
+  // Does the model after this normalizer run word by word (Metaspace's split)?
+  bool hf_split() const { return hf_split_; }
 
   // Does the normalized text hold the reject string of set_hf?
   bool rejects(const U32& normalized) const;
@@ -165,7 +169,7 @@ class Normalizer {
   void normalize_hf(const uint32_t* text, size_t n, U32& out, std::vector<uint32_t>* spans) const;
 
   Charsmap cm_;
-  bool hf_ = false, hf_prepend_ = false;
+  bool hf_ = false, hf_prepend_ = false, hf_split_ = false;
   U32 reject_;
   bool add_dummy_prefix_, remove_extra_, escape_;
   std::vector<U32> udf_store_;
