@@ -1514,17 +1514,17 @@ bool unigram_tokens(const SpmUnigramObject* self, const uint32_t* t, size_t n, E
 // HF runs its lattice on each word; a whole-text lattice cuts there too when no piece holds
 // U+2581 after its first character (the plan checks that) but adds each word's scores to
 // the path before it, whose rounding can turn a tie. Words of up to kCachedChars characters
-// are kept in a per-thread cache (word -> ids) tied to the model by its serial, so
-// repeated words cost a hash lookup; the cache is emptied when it reaches kCachedWords.
+// are kept in a per-thread cache (word -> ids, bounded) tied to the model by its serial, so
+// repeated words cost a hash lookup.
 template <class Emit>
 bool unigram_words(const SpmUnigramObject* self, const uint32_t* t, size_t n, Emit&& emit) {
-  constexpr size_t kCachedChars = 48, kCachedWords = size_t{1} << 16;
-  struct Cache {
+  constexpr size_t kCachedChars = 48;
+  struct Cache {  // core_bpe.h's direct-mapped PieceCache, keyed by the word's code points
     uint64_t owner = 0;
-    std::unordered_map<U32, std::vector<int32_t>> words;
+    PieceCache words;
   };
   thread_local Cache cache;
-  thread_local U32 key;
+  thread_local std::vector<uint32_t> ids;
   if (cache.owner != self->serial) {
     cache.words.clear();
     cache.owner = self->serial;
@@ -1539,15 +1539,15 @@ bool unigram_words(const SpmUnigramObject* self, const uint32_t* t, size_t n, Em
       i = j;
       continue;
     }
-    key.assign((const char32_t*)t + i, len);
-    auto it = cache.words.find(key);
-    if (it == cache.words.end()) {
-      std::vector<int32_t> ids;
-      if (!unigram_tokens(self, t + i, len, [&](int32_t id, uint32_t, uint32_t) { ids.push_back(id); })) return false;
-      if (cache.words.size() >= kCachedWords) cache.words.clear();
-      it = cache.words.emplace(key, std::move(ids)).first;
+    const uint8_t* key = (const uint8_t*)(t + i);
+    const uint64_t h = tf::hash_bytes(key, len * 4);
+    ids.clear();
+    if (!cache.words.get(key, len * 4, h, ids)) {
+      if (!unigram_tokens(self, t + i, len, [&](int32_t id, uint32_t, uint32_t) { ids.push_back((uint32_t)id); }))
+        return false;
+      cache.words.put(key, len * 4, h, ids.data(), ids.size());
     }
-    for (int32_t id : it->second) emit(id);
+    for (uint32_t id : ids) emit((int32_t)id);
     i = j;
   }
   return true;
