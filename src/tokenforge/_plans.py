@@ -443,8 +443,8 @@ class ConvertedSentencePiecePlan(SentencePiecePlan):
         if self._fused is not None or self._handles():
             if self._native_hf:
                 if first or self._prepend != "first":
-                    ids = self._fused(fix_surrogates(text))
-                    if self._usable(ids):
+                    ids = self._fused(text if text.isascii() else fix_surrogates(text))
+                    if ids is not None and (self._check_unk is None or self._check_unk not in ids):
                         return ids
                 return Plan.encode(self, text, first)
             if self._prepend is None and self._unk_text is None and self._check_unk is None:

@@ -1521,7 +1521,9 @@ bool unigram_words(const SpmUnigramObject* self, const uint32_t* t, size_t n, Em
   constexpr size_t kCachedChars = 48;
   struct Cache {  // core_bpe.h's direct-mapped PieceCache, keyed by the word's code points
     uint64_t owner = 0;
-    PieceCache words;
+    // room for the distinct words of a book's worth of English (keys are UTF-32: 4 bytes a
+    // character); at most ~5.5 MB a thread
+    PieceCache words{size_t{1} << 16, size_t{1} << 21, size_t{1} << 19};
   };
   thread_local Cache cache;
   thread_local std::vector<uint32_t> ids;
