@@ -394,9 +394,12 @@ class ConvertedSentencePiecePlan(SentencePiecePlan):
       native normalizer escapes the spaces; the prepend (``first``: only at the start of
       the text, and not before a text that starts with a space or ``▁``) is added first.
       With ``split`` the cut before every ``▁`` changes nothing under the condition below.
-    - ALBERT-style Unigram: ``Precompiled`` (HF's grapheme-cluster rule, in Python), then
-      ``Metaspace`` (``▁`` for spaces, prepended by its scheme, cut before every ``▁``)
-      and HF's Unigram lattice natively over the whole text. The cut changes nothing when
+    - ALBERT-style Unigram: ``Precompiled`` (HF's grapheme-cluster rule, natively:
+      ``_core/grapheme.h``), then ``Metaspace`` (``▁`` for spaces, prepended by its
+      scheme, cut before every ``▁``) and HF's Unigram lattice natively per word (with a
+      per-thread word -> ids cache; over the whole text when Metaspace does not split), in
+      one call per text (``first=False`` under the ``"first"`` scheme, and Python-only
+      builds, normalize in Python). The cut changes nothing when
       ``▁`` is a piece and no piece holds ``▁`` after its first character: every lattice
       path cuts there anyway. HF fuses a run of unknown characters *and* literal matches
       of the unknown piece into one string, which is a piece's id if it spells one
@@ -411,13 +414,16 @@ class ConvertedSentencePiecePlan(SentencePiecePlan):
     name = "sentencepiece"
 
     def __init__(self, normalizer, pre_tokenizer, model, core, native_normalizer, encoder, prepend: str | None = None,
-                 check_unk: int | None = None, unk_text: str | None = None) -> None:
+                 check_unk: int | None = None, unk_text: str | None = None, native_hf: bool = False) -> None:
         super().__init__(normalizer, pre_tokenizer, model, core)
         self._spm_normalizer = native_normalizer
         self._encoder = encoder  # () -> the native model, or None
         self._prepend = prepend  # Metaspace's prepend_scheme (then normalize in Python), or None
         self._check_unk = check_unk  # ids holding this id go to the Python stages
         self._unk_text = unk_text  # normalized texts holding this go to the Python stages
+        #: the native normalizer runs Precompiled and Metaspace's prepend, and leaves texts
+        #: holding unk_text uncovered (None) itself
+        self._native_hf = native_hf
 
     def _native_parts(self) -> tuple[Any, Any]:
         return self._spm_normalizer.native_normalizer(), self._encoder()
@@ -440,6 +446,12 @@ class ConvertedSentencePiecePlan(SentencePiecePlan):
         if not text:
             return []
         if self._fused is not None or self._handles():
+            if self._native_hf:
+                if first or self._prepend != "first":
+                    ids = self._fused(text if text.isascii() else fix_surrogates(text))
+                    if ids is not None and (self._check_unk is None or self._check_unk not in ids):
+                        return ids
+                return Plan.encode(self, text, first)
             if self._prepend is None and self._unk_text is None and self._check_unk is None:
                 return self._fused(fix_surrogates(text))  # BPE: every text is covered
             prepared = self._prepared(text, first)
@@ -452,6 +464,8 @@ class ConvertedSentencePiecePlan(SentencePiecePlan):
     def _batch(self, texts: list[str], num_threads: int, flat: bool) -> Any:
         """(indices of the texts left to the Python stages, spm_encode_batch of the rest)."""
         h = self._handles()
+        if self._native_hf:
+            return [], self._core.spm_encode_batch(h[0], h[1], [fix_surrogates(t) for t in texts], num_threads, flat)
         prepared = [self._prepared(t) for t in texts]
         unk_text = self._unk_text
         python = [k for k, t in enumerate(prepared) if unk_text in t] if unk_text is not None else []
@@ -725,6 +739,27 @@ def _cut_before_space_is_exact(model) -> bool:
     return SPACE in pieces and not any(SPACE in p[1:] for p in pieces if p)
 
 
+class _PrecompiledNative:
+    """HF tokenizers' ``Precompiled`` normalizer and ``Metaspace``'s replacement (and
+    prepended ``▁``) as one native ``SpmNormalizer``, built on first use. A normalized
+    text holding ``reject`` (HF's unknown piece spelled out) is left uncovered."""
+
+    def __init__(self, core: Any, blob: bytes, prepend: bool, reject: str, split: bool) -> None:
+        self._core = core
+        self._blob = blob
+        self._prepend = prepend
+        self._reject = reject
+        self._split = split  # the Unigram runs per Metaspace word (with a per-thread word cache)
+        self._nat: Any = None
+
+    def native_normalizer(self) -> Any:
+        if self._nat is None and self._core is not None:
+            self._nat = self._core.SpmNormalizer(self._blob, False, False, True, [], hf_precompiled=True,
+                                                 hf_prepend=self._prepend, reject=self._reject,
+                                                 hf_split=self._split)
+        return self._nat
+
+
 def _converted_plan(normalizer, pre, model, core) -> Plan | None:
     """A SentencePiece model converted to HF stages (see :class:`ConvertedSentencePiecePlan`)."""
     if type(model) is PieceBPE and not model.is_sentencepiece:
@@ -757,6 +792,14 @@ def _converted_plan(normalizer, pre, model, core) -> Plan | None:
             unk_text, unk = model.id_to_token(unk), None
         if pre.split_on_replacement and not _cut_before_space_is_exact(model):
             return None
+        if pre.prepend_scheme in ("always", "first", "never") and (
+            unk_text is None or (" " not in unk_text and SPACE not in unk_text)
+        ):
+            blob = normalizer.charsmap.blob if normalizer is not None else b""
+            hf = _PrecompiledNative(core, blob, pre.prepend_scheme != "never", unk_text or "",
+                                    pre.split_on_replacement)
+            return ConvertedSentencePiecePlan(normalizer, pre, model, core, hf, encoder, pre.prepend_scheme, unk,
+                                              unk_text, native_hf=True)
         native = SentencePieceNormalizer("identity", add_dummy_prefix=False, remove_extra_whitespaces=False,
                                          escape_whitespaces=True)
         return ConvertedSentencePiecePlan(normalizer, pre, model, core, native, encoder, pre.prepend_scheme, unk,

@@ -835,11 +835,15 @@ struct SpmNormalizerObject {
 
 inline int SpmNormalizer_init(SpmNormalizerObject* self, PyObject* args, PyObject* kwds) {
   static const char* kwlist[] = {"charsmap", "add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces",
-                                 "user_defined", nullptr};
+                                 "user_defined", "hf_precompiled", "hf_prepend", "reject", "hf_split", nullptr};
   Py_buffer blob;
   int adp, rew, esc;
   PyObject* udf;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*pppO", (char**)kwlist, &blob, &adp, &rew, &esc, &udf)) return -1;
+  int hf = 0, hf_prepend = 0, hf_split = 0;
+  PyObject* reject = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*pppO|$ppUp", (char**)kwlist, &blob, &adp, &rew, &esc, &udf, &hf,
+                                   &hf_prepend, &reject, &hf_split))
+    return -1;
   if (self->impl) {  // immutable: a second __init__ changes nothing
     PyBuffer_Release(&blob);
     return 0;
@@ -863,11 +867,32 @@ inline int SpmNormalizer_init(SpmNormalizerObject* self, PyObject* args, PyObjec
     ok = false;
   }
   Py_DECREF(seq);
+  U32 reject_text;
+  if (ok && reject) {
+    try {
+      ok = u32_string_of(reject, reject_text);
+    } catch (const std::exception&) {
+      PyErr_NoMemory();
+      ok = false;
+    }
+  }
+  if (ok && hf_split && !(hf && esc)) {
+    PyErr_SetString(PyExc_ValueError, "hf_split: needs hf_precompiled and escape_whitespaces");
+    ok = false;
+  }
+  if (ok && hf && (adp || rew || !symbols.empty())) {
+    PyErr_SetString(PyExc_ValueError,
+                    "hf_precompiled: the Precompiled normalizer takes no dummy prefix, white-space removal or "
+                    "user-defined symbols");
+    ok = false;
+  }
   if (!ok) { PyBuffer_Release(&blob); return -1; }
   tf::spm::Normalizer* impl = nullptr;
   bool done = run_released(false, [&] {
-    impl = new tf::spm::Normalizer((const uint8_t*)blob.buf, (size_t)blob.len, adp != 0, rew != 0, esc != 0,
-                                  std::move(symbols));
+    std::unique_ptr<tf::spm::Normalizer> made(new tf::spm::Normalizer(
+        (const uint8_t*)blob.buf, (size_t)blob.len, adp != 0, rew != 0, esc != 0, std::move(symbols)));
+    if (hf) made->set_hf(hf_prepend != 0, std::move(reject_text), hf_split != 0);
+    impl = made.release();
   });
   PyBuffer_Release(&blob);
   if (!done) return -1;
@@ -1452,7 +1477,13 @@ struct SpmUnigramObject {
   tf::unigram::UnigramLattice* impl;
   int32_t unk_id;                  // -1: none
   std::vector<int32_t>* byte_ids;  // 256 ids (byte fallback) or empty
+  uint64_t serial;                 // unique per model for the life of the process (word caches)
 };
+
+inline uint64_t next_model_serial() {
+  static std::atomic<uint64_t> counter{0};
+  return ++counter;
+}
 
 // 256 non-negative ids from a sequence (byte_ids), or empty for None.
 inline bool byte_ids_of(PyObject* o, std::vector<int32_t>& out) {
@@ -1547,6 +1578,7 @@ inline int SpmUnigram_init(SpmUnigramObject* self, PyObject* args, PyObject* kwd
     return -1;
   }
   self->impl = impl;
+  self->serial = next_model_serial();
   self->byte_ids = held;
   self->unk_id = (int32_t)unk_id;
   return 0;
@@ -1598,10 +1630,61 @@ inline PyObject* SpmUnigram_viterbi(SpmUnigramObject* self, PyObject* arg) {
 template <class Emit>
 bool unigram_tokens(const SpmUnigramObject* self, const uint32_t* t, size_t n, Emit&& emit) {
   if (n > (size_t)INT32_MAX) throw std::length_error("text too long");
-  std::vector<int32_t> ids;
-  std::vector<uint32_t> starts;
+  thread_local std::vector<int32_t> ids;  // reused across calls (emit never re-enters)
+  thread_local std::vector<uint32_t> starts;
   self->impl->viterbi(t, n, ids, starts);
-  return tf::unigram::finish_path(t, n, ids, starts, self->unk_id, *self->byte_ids, emit);
+  const bool ok = tf::unigram::finish_path(t, n, ids, starts, self->unk_id, *self->byte_ids, emit);
+  if (ids.capacity() > (size_t{1} << 16)) {
+    std::vector<int32_t>().swap(ids);
+    std::vector<uint32_t>().swap(starts);
+  }
+  return ok;
+}
+
+// HF tokenizers' Unigram after Metaspace's split: t[0:n] (normalized, U+2581 for spaces) cut
+// before every U+2581 but a leading one, each word's ids (unigram_tokens) passed to emit(id).
+// HF runs its lattice on each word; a whole-text lattice cuts there too when no piece holds
+// U+2581 after its first character (the plan checks that) but adds each word's scores to
+// the path before it, whose rounding can turn a tie. Words of up to kCachedChars characters
+// are kept in a per-thread cache (word -> ids, bounded) tied to the model by its serial, so
+// repeated words cost a hash lookup.
+template <class Emit>
+bool unigram_words(const SpmUnigramObject* self, const uint32_t* t, size_t n, Emit&& emit) {
+  constexpr size_t kCachedChars = 48;
+  struct Cache {  // core_bpe.h's direct-mapped PieceCache, keyed by the word's code points
+    uint64_t owner = 0;
+    // room for the distinct words of a book's worth of English (keys are UTF-32: 4 bytes a
+    // character); at most ~5.5 MB a thread
+    PieceCache words{size_t{1} << 16, size_t{1} << 21, size_t{1} << 19};
+  };
+  thread_local Cache cache;
+  thread_local std::vector<uint32_t> ids;
+  if (cache.owner != self->serial) {
+    cache.words.clear();
+    cache.owner = self->serial;
+  }
+  size_t i = 0;
+  while (i < n) {
+    size_t j = i + 1;
+    while (j < n && t[j] != 0x2581) ++j;
+    const size_t len = j - i;
+    if (len > kCachedChars) {
+      if (!unigram_tokens(self, t + i, len, [&](int32_t id, uint32_t, uint32_t) { emit(id); })) return false;
+      i = j;
+      continue;
+    }
+    const uint8_t* key = (const uint8_t*)(t + i);
+    const uint64_t h = tf::hash_bytes(key, len * 4);
+    ids.clear();
+    if (!cache.words.get(key, len * 4, h, ids)) {
+      if (!unigram_tokens(self, t + i, len, [&](int32_t id, uint32_t, uint32_t) { ids.push_back((uint32_t)id); }))
+        return false;
+      cache.words.put(key, len * 4, h, ids.data(), ids.size());
+    }
+    for (uint32_t id : ids) emit((int32_t)id);
+    i = j;
+  }
+  return true;
 }
 
 // The tokens of text (a str) to emit; covered = false when unknown characters are left uncovered.
@@ -1733,6 +1816,14 @@ inline PyObject* spm_unigram_encode(PyObject*, PyObject* args) {
   bool done = run_released(in.size() >= tf::spm::RELEASE_GIL_AT, [&] {
     U32 s;
     impl.normalize(in.data(), in.size(), s);
+    if (impl.rejects(s)) {
+      covered = false;
+      return;
+    }
+    if (impl.hf_split()) {
+      covered = unigram_words(model, (const uint32_t*)s.data(), s.size(), [&](int32_t id) { out.push_back(id); });
+      return;
+    }
     covered = unigram_tokens(model, (const uint32_t*)s.data(), s.size(),
                              [&](int32_t id, uint32_t, uint32_t) { out.push_back(id); });
   });
@@ -1862,6 +1953,10 @@ inline PyObject* spm_encode_batch(PyObject*, PyObject* args) {
           bs->impl->tokenize((const uint32_t*)s.data(), s.size(), toks, memo.get());
           out.reserve(toks.size());
           for (const tf::Token& t : toks) out.push_back((int32_t)t.id);
+        } else if (n.rejects(s)) {
+          covered[k] = 0;
+        } else if (n.hf_split()) {
+          covered[k] = unigram_words(us, (const uint32_t*)s.data(), s.size(), [&](int32_t id) { out.push_back(id); });
         } else {
           covered[k] = unigram_tokens(us, (const uint32_t*)s.data(), s.size(),
                                       [&](int32_t id, uint32_t, uint32_t) { out.push_back(id); });

@@ -26,7 +26,10 @@ namespace tf {
 // document to the next. A hit compares the whole key, so it cannot change an id.
 class PieceCache {
  public:
-  explicit PieceCache(size_t cap_pow2 = 1 << 13) : slots_(cap_pow2), mask_(cap_pow2 - 1) {}
+  // cap_pow2 slots; the stored keys and ids are bounded by max_key_bytes and max_ids (then
+  // the cache starts over).
+  explicit PieceCache(size_t cap_pow2 = 1 << 13, size_t max_key_bytes = 1 << 20, size_t max_ids = 1 << 18)
+      : slots_(cap_pow2), mask_(cap_pow2 - 1), max_key_bytes_(max_key_bytes), max_ids_(max_ids) {}
   void clear() {
     keys_.clear();
     ids_.clear();
@@ -39,7 +42,7 @@ class PieceCache {
     return true;
   }
   void put(const uint8_t* p, size_t n, uint64_t h, const uint32_t* ids, size_t k) {
-    if (keys_.size() + n > (1u << 20) || ids_.size() + k > (1u << 18)) {  // bounded (~2.3 MB): start over
+    if (keys_.size() + n > max_key_bytes_ || ids_.size() + k > max_ids_) {  // bounded (~2.3 MB by default): start over
       keys_.clear();
       ids_.clear();
       for (auto& s : slots_) s.hash = 0;
@@ -61,6 +64,7 @@ class PieceCache {
   };
   std::vector<Slot> slots_;
   size_t mask_;
+  size_t max_key_bytes_, max_ids_;
   std::vector<uint8_t> keys_;
   std::vector<uint32_t> ids_;
 };

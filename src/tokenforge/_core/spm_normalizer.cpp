@@ -1,5 +1,7 @@
 #include "spm_normalizer.h"
 
+#include "grapheme.h"
+
 #include <algorithm>
 
 #include <cstring>
@@ -93,9 +95,77 @@ size_t Normalizer::prefix(const uint32_t* text, size_t n, size_t i, U32& sp) con
   return 1;
 }
 
+bool Normalizer::rejects(const U32& normalized) const {
+  return !reject_.empty() && normalized.find(reject_) != U32::npos;
+}
+
+void Normalizer::normalize_hf(const uint32_t* text, size_t n, U32& out, std::vector<uint32_t>* spans) const {
+  if (n == 0) return;
+  out.reserve(n + n / 8 + 4);
+  if (spans) spans->reserve(2 * (n + n / 8 + 4));
+  const char32_t space = escape_ ? U'\u2581' : U' ';
+  if (hf_prepend_) out.push_back(space);  // dropped below when not needed
+  const bool empty = cm_.empty();
+  size_t i = 0;
+  while (i < n) {
+    const uint32_t c = text[i];
+    size_t j;
+    if (c < 0x80 && (i + 1 == n || text[i + 1] < 0x80) && c != '\r') j = i + 1;  // ASCII: a cluster of its own
+    else j = grapheme::cluster_end(text, n, i);
+    const size_t before = out.size();
+    if (!empty) {
+      bool whole = false;
+      if (j > i + 1) {
+        size_t bytes = 0;
+        for (size_t k = i; k < j && bytes < 6; ++k) bytes += text[k] < 0x80 ? 1 : text[k] < 0x800 ? 2 : text[k] < 0x10000 ? 3 : 4;
+        if (bytes < 6) {
+          int64_t node, value;
+          cm_.char_info(c, node, value);
+          for (size_t k = i + 1; value < 0 && node >= 0 && k < j; ++k) {
+            if (lead_byte(text[k]) == 0) break;  // NUL never continues a key
+            cm_.extend(node, value, text[k]);
+          }
+          if (value >= 0) {
+            cm_.append_replacement(value, out);
+            whole = true;
+          }
+        }
+      }
+      if (!whole) {
+        for (size_t k = i; k < j; ++k) {
+          int64_t node, value;
+          cm_.char_info(text[k], node, value);
+          if (value >= 0) cm_.append_replacement(value, out);
+          else out.push_back(text[k]);
+        }
+      }
+    } else {
+      out.append((const char32_t*)text + i, j - i);
+    }
+    for (size_t k = before; k < out.size(); ++k) {
+      if (out[k] == U' ') out[k] = space;
+      if (spans) { spans->push_back((uint32_t)i); spans->push_back((uint32_t)j); }
+    }
+    i = j;
+  }
+  if (hf_prepend_) {
+    if (out.size() == 1) {
+      out.clear();
+    } else if (out[1] == U'\u2581' || out[1] == U' ') {
+      out.erase(0, 1);
+    } else if (spans) {
+      spans->insert(spans->begin(), {0u, 0u});
+    }
+  }
+}
+
 void Normalizer::normalize(const uint32_t* text, size_t n, U32& out, std::vector<uint32_t>* spans) const {
   out.clear();
   if (spans) spans->clear();
+  if (hf_) {
+    normalize_hf(text, n, out, spans);
+    return;
+  }
   U32 sp;
   size_t i = 0;
   if (remove_extra_) {

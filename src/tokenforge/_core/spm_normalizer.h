@@ -143,8 +143,34 @@ class Normalizer {
   // space ended to the end of the first output group; an empty range when nothing follows).
   void normalize(const uint32_t* text, size_t n, U32& out, std::vector<uint32_t>* spans = nullptr) const;
 
+  // Switches to HF tokenizers' Precompiled normalizer followed by the Metaspace
+  // pre-tokenizer's replacement (normalize_hf). Set once, before the normalizer is shared.
+  // reject: a normalized text holding it is left to the caller (rejects()). split: the
+  // model runs on the words Metaspace cuts (before every U+2581), see hf_split().
+  void set_hf(bool prepend, U32 reject, bool split) {
+    hf_ = true;
+    hf_prepend_ = prepend;
+    reject_ = std::move(reject);
+    hf_split_ = split;
+  }
+  // Does the model after this normalizer run word by word (Metaspace's split)?
+  bool hf_split() const { return hf_split_; }
+
+  // Does the normalized text hold the reject string of set_hf?
+  bool rejects(const U32& normalized) const;
+
  private:
+  // HF's Precompiled (tokenizers normalizers/precompiled.rs): per extended grapheme cluster
+  // (grapheme.h), a cluster under 6 UTF-8 bytes whose prefix has a rule becomes the output
+  // of the shortest such rule, whole; other clusters are mapped character by character.
+  // Then Metaspace: spaces written as U+2581 (escape_), and with hf_prepend_ one in front of
+  // a non-empty text that does not start with a space or U+2581. spans: each output character comes from
+  // its cluster.
+  void normalize_hf(const uint32_t* text, size_t n, U32& out, std::vector<uint32_t>* spans) const;
+
   Charsmap cm_;
+  bool hf_ = false, hf_prepend_ = false, hf_split_ = false;
+  U32 reject_;
   bool add_dummy_prefix_, remove_extra_, escape_;
   std::vector<U32> udf_store_;
   std::unordered_set<U32View> udf_;

@@ -131,7 +131,24 @@ void UnigramLattice::run(const uint32_t* s, size_t n, std::vector<int32_t>& ids,
   if (n == 0) return;
   // UTF-8 of the text and where each character starts in it (written in place: a
   // vector::insert per character was not always inlined, and cost 20% of the run)
-  std::vector<uint32_t> at(n + 1);
+  // Work arrays reused by each thread across calls (no allocation per short text; a
+  // thread keeps no more than kKeep entries after a long one).
+  constexpr size_t kKeep = size_t{1} << 16;
+  thread_local std::vector<uint32_t> at;
+  thread_local std::vector<uint8_t> bytes;
+  thread_local std::vector<T> best;
+  thread_local std::vector<int64_t> from;
+  thread_local std::vector<int32_t> last;
+  struct Release {
+    ~Release() {
+      if (at.capacity() > kKeep) std::vector<uint32_t>().swap(at);
+      if (bytes.capacity() > 4 * kKeep) std::vector<uint8_t>().swap(bytes);
+      if (best.capacity() > kKeep) std::vector<T>().swap(best);
+      if (from.capacity() > kKeep) std::vector<int64_t>().swap(from);
+      if (last.capacity() > kKeep) std::vector<int32_t>().swap(last);
+    }
+  } release;
+  at.resize(n + 1);
   size_t total = 0;
   for (size_t i = 0; i < n; ++i) {
     at[i] = (uint32_t)total;
@@ -140,12 +157,12 @@ void UnigramLattice::run(const uint32_t* s, size_t n, std::vector<int32_t>& ids,
   }
   if (total > (size_t)UINT32_MAX) throw std::length_error("text too long");
   at[n] = (uint32_t)total;
-  std::vector<uint8_t> bytes(total);
+  bytes.resize(total);
   for (size_t i = 0; i < n; ++i) utf8_of(s[i], bytes.data() + at[i]);
   constexpr T kReset = (T)kScoreReset;
-  std::vector<T> best(n + 1, (T)0);
-  std::vector<int64_t> from(n + 1, -1);
-  std::vector<int32_t> last(n + 1, -1);
+  best.assign(n + 1, (T)0);
+  from.assign(n + 1, -1);
+  last.assign(n + 1, -1);
   const Unit* da = da_.data();
   const size_t da_size = da_.size();
   size_t frontier = 0;
