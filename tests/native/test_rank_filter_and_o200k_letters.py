@@ -96,3 +96,14 @@ def test_o200k_letter_runs_split_as_the_pattern():
     for text in texts:
         assert core.split(text) == pat.findall(text), text
         assert tok.encode_ordinary(text) == ref.encode_ordinary(text), text
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_threaded_batch_of_cjk_documents_equals_tiktoken(name):
+    # the filter is read by every thread at once (built once, never written after)
+    tok = tokenforge.get_encoding(name)
+    ref = reference(name)
+    words = _cjk_tokens(dict(tok.mergeable_ranks))
+    rng = random.Random(9)
+    docs = ["".join(rng.choice(words) for _ in range(rng.randrange(1, 200))) for _ in range(200)]
+    assert tok.encode_ordinary_batch(docs, num_threads=2) == [ref.encode_ordinary(d) for d in docs]
