@@ -70,7 +70,8 @@ void merge_blocks(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32
       if (r != NONE) len = 2;
     }
     self[i] = r != NONE ? r : v.byte_rank(p[i]);
-    for (size_t k = 1; k < len; ++k) pr[i + k] = NONE;
+    pr[i + 1] = NONE;  // positions inside a part (len <= 3; pr has room past n)
+    pr[i + 2] = NONE;
     prv[i] = (uint16_t)prev;
     nxt[i] = (uint16_t)(i + len);
     prev = i;
@@ -78,7 +79,7 @@ void merge_blocks(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32
   }
   for (size_t i = 0; i < n; i = nxt[i]) {
     const size_t e = nxt[i];
-    pr[i] = e < n ? v.rank(p + i, (size_t)nxt[e] - i) : NONE;
+    pr[i] = e < n ? v.merge_rank(p + i, (size_t)nxt[e] - i) : NONE;
   }
   for (size_t i = n; i < nb * MERGE_BLOCK; ++i) pr[i] = NONE;
   auto block_min = [&](size_t b) {
@@ -104,10 +105,10 @@ void merge_blocks(const Vocab& v, const uint8_t* p, size_t n, std::vector<uint32
     pr[j] = NONE;
     nxt[i] = (uint16_t)e;
     if (e < n) prv[e] = (uint16_t)i;
-    pr[i] = e < n ? v.rank(p + i, (size_t)nxt[e] - i) : NONE;
+    pr[i] = e < n ? v.merge_rank(p + i, (size_t)nxt[e] - i) : NONE;
     size_t bh = b;
     if (i > 0) {
-      pr[h] = v.rank(p + h, e - h);
+      pr[h] = v.merge_rank(p + h, e - h);
       bh = h / MERGE_BLOCK;
     }
     // every changed rank is written: now the blocks they are in (h <= i < j)

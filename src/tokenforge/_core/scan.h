@@ -257,13 +257,16 @@ inline size_t o200k_alt1(const Text& t, size_t s) {
   size_t u = run_upperish(t, s);
   size_t w = run_lowerish(t, u);
   if (w > u) return opt_contraction(t, w);
-  size_t end = 0;
-  for (size_t k = s; k < u;) {
-    Ch c = char_at(t, k);
-    if (c.f & F_LOWERISH) end = k + c.len;
-    k += c.len;
+  // the end of the last lowerish character of [s, u), found from the back: a run of Han
+  // or kana (Lo, both upperish and lowerish) then costs one decode, not a second pass.
+  // Every character of [s, u) decoded as valid UTF-8 (an invalid byte is no letter), so
+  // stepping back over continuation bytes finds character starts.
+  for (size_t k = u; k > s;) {
+    const size_t e = k;
+    do --k; while (k > s && (t.s[k] & 0xC0) == 0x80);
+    if (char_at(t, k).f & F_LOWERISH) return opt_contraction(t, e);
   }
-  return end ? opt_contraction(t, end) : 0;
+  return 0;
 }
 inline size_t o200k_alt2(const Text& t, size_t s) {
   size_t u = run_upperish(t, s);
