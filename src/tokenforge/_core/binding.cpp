@@ -960,7 +960,7 @@ inline PyObject* word_dict(const tf::spm::WordTable& table) {
   PyObject* d = PyDict_New();
   if (!d) return nullptr;
   for (size_t k = 0; k < table.size(); ++k) {
-    PyObject* key = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, table.word(k), (Py_ssize_t)table.length(k));
+    PyObject* key = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, table.key(k), (Py_ssize_t)table.length(k));
     PyObject* val = key ? PyLong_FromUnsignedLongLong(table.count(k)) : nullptr;
     if (!val || PyDict_SetItem(d, key, val) < 0) {
       Py_XDECREF(key);
@@ -985,18 +985,20 @@ inline PyTypeObject SpmNormalizerType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 // --- WordCounter: the SentencePiece trainers' word counts (spm::WordCounts) -------------------
 
-// Mutable, unlike the other types: `lock` keeps two threads from using one counter at once
-// (add_lines counts with the GIL released).
-struct WordCounterObject {
+// A mutable native table owned by a Python object, unlike the other types: `lock` keeps two
+// threads from using one table at once (its methods count with the GIL released).
+template <class Impl>
+struct LockedObject {
   PyObject_HEAD
-  tf::spm::WordCounts* impl;
+  Impl* impl;
   std::mutex* lock;
 };
 
-inline PyObject* WordCounter_new(PyTypeObject* type, PyObject*, PyObject*) {
-  auto* self = (WordCounterObject*)type->tp_alloc(type, 0);
+template <class Impl>
+PyObject* LockedObject_new(PyTypeObject* type, PyObject*, PyObject*) {
+  auto* self = (LockedObject<Impl>*)type->tp_alloc(type, 0);
   if (!self) return nullptr;
-  self->impl = new (std::nothrow) tf::spm::WordCounts();
+  self->impl = new (std::nothrow) Impl();
   self->lock = new (std::nothrow) std::mutex();
   if (!self->impl || !self->lock) {
     Py_DECREF(self);
@@ -1005,11 +1007,14 @@ inline PyObject* WordCounter_new(PyTypeObject* type, PyObject*, PyObject*) {
   return (PyObject*)self;
 }
 
-inline void WordCounter_dealloc(WordCounterObject* self) {
+template <class Impl>
+void LockedObject_dealloc(LockedObject<Impl>* self) {
   delete self->impl;
   delete self->lock;
   Py_TYPE(self)->tp_free((PyObject*)self);
 }
+
+using WordCounterObject = LockedObject<tf::spm::WordCounts>;
 
 // add_lines(normalizer, lines: list[str], max_line_bytes: int, line_ends: bool) -> int:
 // spm::count_words over the lines, into this table; returns how many lines were skipped.
@@ -1145,7 +1150,7 @@ inline PyObject* piece_dict(const tf::bpe_train::PieceTable& table) {
   PyObject* d = PyDict_New();
   if (!d) return nullptr;
   for (size_t k = 0; k < table.size(); ++k) {
-    PyObject* key = PyBytes_FromStringAndSize((const char*)table.piece(k), (Py_ssize_t)table.length(k));
+    PyObject* key = PyBytes_FromStringAndSize((const char*)table.key(k), (Py_ssize_t)table.length(k));
     PyObject* val = key ? PyLong_FromUnsignedLongLong(table.count(k)) : nullptr;
     if (!val || PyDict_SetItem(d, key, val) < 0) {
       Py_XDECREF(key);
@@ -1159,31 +1164,7 @@ inline PyObject* piece_dict(const tf::bpe_train::PieceTable& table) {
   return d;
 }
 
-// Mutable: `lock` keeps two threads from using one counter at once (add counts with the
-// GIL released).
-struct PieceCounterObject {
-  PyObject_HEAD
-  tf::bpe_train::PieceTable* impl;
-  std::mutex* lock;
-};
-
-inline PyObject* PieceCounter_new(PyTypeObject* type, PyObject*, PyObject*) {
-  auto* self = (PieceCounterObject*)type->tp_alloc(type, 0);
-  if (!self) return nullptr;
-  self->impl = new (std::nothrow) tf::bpe_train::PieceTable();
-  self->lock = new (std::nothrow) std::mutex();
-  if (!self->impl || !self->lock) {
-    Py_DECREF(self);
-    return PyErr_NoMemory();
-  }
-  return (PyObject*)self;
-}
-
-inline void PieceCounter_dealloc(PieceCounterObject* self) {
-  delete self->impl;
-  delete self->lock;
-  Py_TYPE(self)->tp_free((PyObject*)self);
-}
+using PieceCounterObject = LockedObject<tf::bpe_train::PieceTable>;
 
 // add(segments: list[str], pattern: int) -> None: counts the scanner's pieces of each str.
 inline PyObject* PieceCounter_add(PieceCounterObject* self, PyObject* args) {
@@ -2257,11 +2238,13 @@ inline int add_types(PyObject* m) {
                PyType_GenericNew, (initproc)SpmUnigram_init, (destructor)SpmUnigram_dealloc, SpmUnigram_methods) < 0 ||
       add_type(m, WordCounterType, "tokenforge._core.WordCounter", sizeof(WordCounterObject),
                "WordCounter(): the word counts of SentencePiece training (add_lines, pack, merge, to_dicts).",
-               WordCounter_new, nullptr, (destructor)WordCounter_dealloc, WordCounter_methods) < 0 ||
+               LockedObject_new<tf::spm::WordCounts>, nullptr,
+               (destructor)LockedObject_dealloc<tf::spm::WordCounts>, WordCounter_methods) < 0 ||
       add_type(m, PieceCounterType, "tokenforge._core.PieceCounter", sizeof(PieceCounterObject),
                "PieceCounter(): the pre-token counts of byte-level BPE training (add, pack, merge, to_dict); "
                "learn_merges takes one in place of its words and counts.",
-               PieceCounter_new, nullptr, (destructor)PieceCounter_dealloc, PieceCounter_methods) < 0 ||
+               LockedObject_new<tf::bpe_train::PieceTable>, nullptr,
+               (destructor)LockedObject_dealloc<tf::bpe_train::PieceTable>, PieceCounter_methods) < 0 ||
       add_type(m, WordPieceType, "tokenforge._core.WordPieceEncoder", sizeof(WordPieceObject),
                "WordPieceEncoder(tokens, ids, continuing, continuing_ids, unk_id, max_chars, normalizer=None): "
                "BERT's normalizer (normalizer=(clean_text, handle_chinese_chars, strip_accents, lowercase)), "
@@ -2371,7 +2354,7 @@ static PyObject* tf_learn_merges(PyObject*, PyObject* args) {
       size_t len;
       long long f;
       if (pieces) {
-        s = pieces->piece(k);
+        s = pieces->key(k);
         len = pieces->length(k);
         f = pieces->count(k) > (uint64_t)INT64_MAX ? -1 : (long long)pieces->count(k);
         if (f < 0) { PyErr_SetString(PyExc_OverflowError, "learn_merges: a count over 2**63 - 1"); return nullptr; }

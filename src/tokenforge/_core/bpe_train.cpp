@@ -173,65 +173,6 @@ std::vector<std::pair<uint32_t, uint32_t>> Merger::run(size_t num_merges) {
   return merges;
 }
 
-void PieceTable::grow() {
-  const size_t cap = slots_.empty() ? 1024 : 2 * slots_.size();
-  std::vector<Slot> fresh(cap, Slot{0, kEmpty});
-  for (const Slot& s : slots_) {
-    if (s.entry == kEmpty) continue;
-    size_t i = s.hash & (cap - 1);
-    while (fresh[i].entry != kEmpty) i = (i + 1) & (cap - 1);
-    fresh[i] = s;
-  }
-  slots_.swap(fresh);
-}
-
-void PieceTable::add(const uint8_t* w, size_t n, uint64_t times) {
-  if (2 * (count_.size() + 1) > slots_.size()) grow();  // at most half full
-  const uint64_t h = hash_bytes(w, n);
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
-    Slot& s = slots_[i];
-    if (s.entry == kEmpty) {
-      s.hash = h;
-      s.entry = count_.size();
-      pool_.insert(pool_.end(), w, w + n);
-      start_.push_back(pool_.size());
-      count_.push_back(times);
-      return;
-    }
-    if (s.hash == h && length(s.entry) == n && std::memcmp(w, piece(s.entry), n) == 0) {
-      count_[s.entry] += times;
-      return;
-    }
-  }
-}
-
-void PieceTable::pack(std::string& out) const {
-  out.reserve(out.size() + pool_.size() + 12 * size());
-  for (size_t k = 0; k < size(); ++k) {
-    const uint32_t len = (uint32_t)length(k);
-    const uint64_t c = count_[k];
-    out.append((const char*)&len, sizeof len);
-    out.append((const char*)&c, sizeof c);
-    out.append((const char*)piece(k), len);
-  }
-}
-
-bool PieceTable::merge_packed(const uint8_t* p, size_t n) {
-  size_t at = 0;
-  while (at < n) {
-    uint32_t len;
-    uint64_t c;
-    if (n - at < sizeof len + sizeof c) return false;
-    std::memcpy(&len, p + at, sizeof len);
-    std::memcpy(&c, p + at + sizeof len, sizeof c);
-    at += sizeof len + sizeof c;
-    if (n - at < len) return false;
-    add(p + at, len, c);
-    at += len;
-  }
-  return true;
-}
 
 void count_pieces(const std::vector<std::pair<const char*, size_t>>& texts, Pattern pat, PieceTable& table) {
   for (auto& it : texts) {

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "count_table.h"
 #include "pair_table.h"
 #include "scan.h"
 #include "ticker.h"
@@ -93,34 +94,8 @@ struct Merger {
 };
 
 
-// The distinct pre-tokens (byte strings) and how often each was added, first seen first:
-// open addressing over (hash, entry) slots, the bytes one after another in one pool (no
-// allocation per piece). pack() and merge_packed() carry a table between processes.
-class PieceTable {
- public:
-  void add(const uint8_t* s, size_t n, uint64_t times = 1);
-  // Appends the table to out: per entry a uint32 length, a uint64 count and the bytes
-  // (native byte order: the bytes travel between processes of one machine).
-  void pack(std::string& out) const;
-  // Adds the entries of pack()'s bytes; false on bytes pack() cannot have written.
-  bool merge_packed(const uint8_t* p, size_t n);
-  size_t size() const { return count_.size(); }
-  const uint8_t* piece(size_t k) const { return pool_.data() + start_[k]; }
-  size_t length(size_t k) const { return start_[k + 1] - start_[k]; }
-  uint64_t count(size_t k) const { return count_[k]; }
-
- private:
-  static constexpr size_t kEmpty = SIZE_MAX;
-  struct Slot {
-    uint64_t hash;
-    size_t entry;
-  };
-  void grow();
-  std::vector<Slot> slots_;
-  std::vector<uint8_t> pool_;
-  std::vector<size_t> start_{0};  // entry k is pool_[start_[k], start_[k + 1])
-  std::vector<uint64_t> count_;
-};
+// The distinct pre-tokens (byte strings) and how often each was added, first seen first.
+using PieceTable = CountTable<uint8_t>;
 
 // Counts the pieces of each UTF-8 text (texts[k] = (bytes, length)) under the scanner pat
 // into table.

@@ -229,68 +229,6 @@ size_t utf8_length(const uint32_t* text, size_t n) {
 
 }  // namespace
 
-void WordTable::grow() {
-  const size_t cap = slots_.empty() ? 1024 : 2 * slots_.size();
-  std::vector<Slot> fresh(cap, Slot{0, kEmpty});
-  for (const Slot& s : slots_) {
-    if (s.entry == kEmpty) continue;
-    size_t i = s.hash & (cap - 1);
-    while (fresh[i].entry != kEmpty) i = (i + 1) & (cap - 1);
-    fresh[i] = s;
-  }
-  slots_.swap(fresh);
-}
-
-void WordTable::pack(std::string& out) const {
-  for (size_t k = 0; k < size(); ++k) {
-    const uint32_t len = (uint32_t)length(k);
-    const uint64_t c = count_[k];
-    out.append((const char*)&len, sizeof len);
-    out.append((const char*)&c, sizeof c);
-    out.append((const char*)word(k), (size_t)len * sizeof(uint32_t));
-  }
-}
-
-bool WordTable::merge_packed(const uint8_t* p, size_t n) {
-  std::vector<uint32_t> w;
-  size_t at = 0;
-  while (at < n) {
-    uint32_t len;
-    uint64_t c;
-    if (n - at < sizeof len + sizeof c) return false;
-    std::memcpy(&len, p + at, sizeof len);
-    std::memcpy(&c, p + at + sizeof len, sizeof c);
-    at += sizeof len + sizeof c;
-    if ((n - at) / sizeof(uint32_t) < len) return false;
-    w.resize(len);
-    if (len) std::memcpy(w.data(), p + at, (size_t)len * sizeof(uint32_t));
-    at += (size_t)len * sizeof(uint32_t);
-    add(w.data(), len, c);
-  }
-  return true;
-}
-
-void WordTable::add(const uint32_t* w, size_t n, uint64_t times) {
-  if (2 * (count_.size() + 1) > slots_.size()) grow();  // at most half full
-  const uint64_t h = hash_u32(w, n);
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
-    Slot& s = slots_[i];
-    if (s.entry == kEmpty) {
-      s.hash = h;
-      s.entry = count_.size();
-      pool_.insert(pool_.end(), w, w + n);
-      start_.push_back(pool_.size());
-      count_.push_back(times);
-      return;
-    }
-    if (s.hash == h && length(s.entry) == n && std::equal(w, w + n, word(s.entry))) {
-      count_[s.entry] += times;
-      return;
-    }
-  }
-}
-
 void count_words(const Normalizer& norm, const uint32_t* text, const std::vector<size_t>& bounds,
                  size_t max_line_bytes, bool line_ends, WordCounts& out) {
   U32 line;

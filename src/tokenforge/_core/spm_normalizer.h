@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common.h"
+#include "count_table.h"
 
 namespace tf {
 namespace spm {
@@ -178,34 +179,8 @@ class Normalizer {
   size_t udf_max_ = 0;
 };
 
-// Code-point strings and how often each was added, in the order first added: open
-// addressing over (hash, entry) slots, the strings stored one after another in one pool
-// (no allocation per word, one cache line to compare).
-class WordTable {
- public:
-  void add(const uint32_t* w, size_t n, uint64_t times = 1);
-  // Appends the table to out: per entry a uint32 length, a uint64 count and the code points
-  // (native byte order: the bytes travel between processes of one machine).
-  void pack(std::string& out) const;
-  // Adds the entries of pack()'s bytes; false on bytes pack() cannot have written.
-  bool merge_packed(const uint8_t* p, size_t n);
-  size_t size() const { return count_.size(); }
-  const uint32_t* word(size_t k) const { return pool_.data() + start_[k]; }
-  size_t length(size_t k) const { return start_[k + 1] - start_[k]; }
-  uint64_t count(size_t k) const { return count_[k]; }
-
- private:
-  static constexpr size_t kEmpty = SIZE_MAX;
-  struct Slot {
-    uint64_t hash;
-    size_t entry;
-  };
-  void grow();
-  std::vector<Slot> slots_;
-  std::vector<uint32_t> pool_;
-  std::vector<size_t> start_{0};  // entry k is pool_[start_[k], start_[k + 1])
-  std::vector<uint64_t> count_;
-};
+// Code-point strings and how often each was added, in the order first added.
+using WordTable = CountTable<uint32_t>;
 
 // The pre-token counts sentencepiece's trainers start from: each line normalized, then cut
 // before every U+2581 (text before the first one is a word of its own); lines that normalize
