@@ -39,20 +39,27 @@ void PairMerges::finish(const Vocab& v) {
     slots_[i] = e;  // a repeated pair: the later merge wins
   }
   std::vector<Slot>().swap(pending_);
+  // complete_: every split of a token into two tokens is a merge, and some split of each
+  // token has both parts of lower id (BPE training makes every token so; the rank merge's
+  // shortcuts, bpe.h's atoms, are exact on such ranks, and certify's needs that).
   complete_ = rank_ordered_;
-
   for (size_t k = 0; k < v.size() && complete_; ++k) {
     const uint8_t* q = v.entry_bytes(k);
     const size_t len = v.entry_len(k);
+    const uint32_t t = v.entry_rank(k);
+    bool made = len < 2;
     for (size_t s = 1; s < len; ++s) {
       const uint32_t a = v.rank(q, s);
       if (a == Vocab::NONE) continue;
       const uint32_t b = v.rank(q + s, len - s);
-      if (b != Vocab::NONE && find(a, b) == NO_PAIR) {
+      if (b == Vocab::NONE) continue;
+      if (find(a, b) == NO_PAIR) {
         complete_ = false;
         break;
       }
+      made = made || (a < t && b < t);
     }
+    complete_ = complete_ && made;
   }
   byte_pairs_.assign(65536, NO_PAIR);
   for (unsigned a = 0; a < 256; ++a) {

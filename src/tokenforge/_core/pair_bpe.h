@@ -59,10 +59,12 @@ class PairMerges {
   // A pair is checked by merging its bytes by priority (memoised per thread), or for free
   // when the list is also complete (every split of every token into two tokens is a
   // merge: then the candidate pairs are the rank merge's, and the lowest merge index is
-  // the lowest result rank) and the pair's bytes hold no 3-byte string twice: merging by
-  // priority and by rank part ways only on a tie, two pairs that make one token t by
-  // different splits at once; that needs t (3+ bytes: a 2-byte token has one split) at
-  // two places, and the rank merge of a pair of its own tokens gives back that pair.
+  // the lowest result rank; and every token has a split into two of lower id, as BPE
+  // training makes them: then the rank merge is exactly tiktoken's, atoms and all) and
+  // the pair's bytes hold no 3-byte string twice: merging by priority and by rank part
+  // ways only on a tie, two pairs that make one token t by different splits at once; that
+  // needs t (3+ bytes: a 2-byte token has one split) at two places, and the rank merge of
+  // a pair of adjacent tokens of its result gives back that pair.
   bool certify(const Vocab& v, const uint8_t* p, size_t n, const uint32_t* ids, size_t k) const;
 
   // (index << 32 | result) of the merge of (a, b), or NO_PAIR.
@@ -103,7 +105,7 @@ class PairMerges {
   }
   uint64_t generation_;             // tells tables apart in the per-thread memo, even at one address
   bool rank_ordered_ = false;
-  bool complete_ = false;  // rank_ordered_, and every split of a token into two tokens is a merge
+  bool complete_ = false;  // rank_ordered_, every split of a token into two tokens is a merge, ids grow
 };
 
 // Appends the ids of p[0:n] (n >= 1) merged by priority, from its single bytes (each byte
