@@ -197,6 +197,22 @@ inline bool repeats_a_trigram(const uint8_t* w, size_t n) {
       if (g[i] == g[j]) return true;
   return false;
 }
+// A filter for the same over a whole piece: false means no 3-byte string is there twice;
+// true may be a false alarm (4096 bits, one per hash of a 3-byte string).
+inline bool may_repeat_a_trigram(const uint8_t* p, size_t n) {
+  if (n < 4) return false;
+  if (n > 512) return true;
+  uint64_t bits[64] = {};
+  uint32_t g = (uint32_t)p[0] << 8 | p[1];
+  for (size_t i = 2; i < n; ++i) {
+    g = (g << 8 | p[i]) & 0xFFFFFFu;
+    const uint32_t h = (g * 0x9E3779B1u) >> 20;
+    const uint64_t bit = 1ull << (h & 63);
+    if (bits[h >> 6] & bit) return true;
+    bits[h >> 6] |= bit;
+  }
+  return false;
+}
 }  // namespace
 
 bool PairMerges::certify(const Vocab& v, const uint8_t* p, size_t n, const uint32_t* ids, size_t k) const {
@@ -223,6 +239,7 @@ bool PairMerges::certify(const Vocab& v, const uint8_t* p, size_t n, const uint3
       if ((i == 0 || ids[i] != ids[i - 1] || ids[i + 1] != ids[i]) && !ok(ids[i], ids[i + 1])) return false;
     return true;
   }
+  if (!may_repeat_a_trigram(p, n)) return true;  // no pair window can hold one
   // the pair (ids[i], ids[i + 1]) covers p[at : at + la + lb]
   size_t at = 0;
   size_t la = length_of(v, ids[0]);
