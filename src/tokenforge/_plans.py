@@ -23,7 +23,12 @@ methods only, and picks:
     ``tokenizer.json``, made by transformers' ``TikTokenConverter``, lists every split
     of every token as a merge): the same scanner, whole-piece lookup (with
     ``ignore_merges``), piece cache and threaded batches, but the native merge picks
-    the adjacent pair of lowest merge index (leftmost on ties), as HF does.
+    the adjacent pair of lowest merge index (leftmost on ties), as HF does. When the
+    list orders merges by their token's id (``TikTokenConverter`` does), each piece
+    first runs on the rank merge, and its ids are kept when every two adjacent ones
+    merge back into themselves by priority: then they are the ids merging by priority
+    gives (the backtracking encoder's argument, ``_core/backtrack.h``); the other
+    pieces (two splits of one token meeting, as in some runs) merge by priority.
 ``sentencepiece``
     sentencepiece's normalizer fused with its Unigram lattice or its
     score-driven BPE: normalization, pre-tokenization and the model in one
@@ -302,7 +307,8 @@ class RankBPEPlan(ByteBPEPlan):
 class PairBPEPlan(ByteBPEPlan):
     """Byte-level BPE by merge priority (HF tokenizers' ``BPE`` model), for merge lists
     that ranks do not imply (Llama 3's ``tokenizer.json`` lists every split of every
-    token). ``ranks_model`` only maps token bytes to ids here; it is not a rank model."""
+    token). ``ranks_model`` maps token bytes to ids; the core tries the rank merge with
+    these ids first and keeps it where it is proven equal (``_core/pair_bpe.h``)."""
 
     name = "pair-bpe"
     merge_kind = "merge by priority"

@@ -25,12 +25,10 @@ PieceCache& thread_piece_cache(const LazyBacktracker& lazy) {
   return entries[other].cache;
 }
 
-void merge_piece(const Vocab& v, LazyBacktracker& lazy, const uint8_t* p, size_t m, std::vector<uint32_t>& out,
-                 const PairMerges* pairs) {
-  if (pairs) {
-    pair_merge(v, *pairs, p, m, out);
-    return;
-  }
+namespace {
+
+// By rank: the array/block merge, or the backtracker for long pieces once it pays.
+void rank_merge_piece(const Vocab& v, LazyBacktracker& lazy, const uint8_t* p, size_t m, std::vector<uint32_t>& out) {
   if (m < BACKTRACK_MIN_PIECE) {
     bpe_merge(v, p, m, out);
     return;
@@ -45,6 +43,23 @@ void merge_piece(const Vocab& v, LazyBacktracker& lazy, const uint8_t* p, size_t
     bt = &lazy.get(v);
   }
   bt->encode(p, m, out);
+}
+
+}  // namespace
+
+void merge_piece(const Vocab& v, LazyBacktracker& lazy, const uint8_t* p, size_t m, std::vector<uint32_t>& out,
+                 const PairMerges* pairs) {
+  if (!pairs) {
+    rank_merge_piece(v, lazy, p, m, out);
+    return;
+  }
+  if (pairs->rank_ordered()) {  // rank first, kept when certified (pair_bpe.h)
+    const size_t before = out.size();
+    rank_merge_piece(v, lazy, p, m, out);
+    if (pairs->certify(v, p, m, out.data() + before, out.size() - before)) return;
+    out.resize(before);
+  }
+  pair_merge(v, *pairs, p, m, out);
 }
 
 void encode_text(const Vocab& v, LazyBacktracker& lazy, Pattern pat, const uint8_t* s, size_t n,
