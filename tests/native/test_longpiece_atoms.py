@@ -47,3 +47,19 @@ def test_merge_equals_backtracker_on_random_bytes(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_rank_files_get_the_native_plan(name):
     assert tokenforge.get_encoding(name).plan == "rank-bpe"
+
+
+def test_a_token_ranked_below_its_parts_turns_the_atoms_off():
+    """Atoms assume every token is made from two lower-ranked tokens; a hand-made rank list
+    where "aba" ranks below "ab" and "ba" must still give tiktoken's ids."""
+    tiktoken = pytest.importorskip("tiktoken")
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update({b"aba": 256, b"ba": 257, b"ab": 258})
+    ref = tiktoken.Encoding("hand-made", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={})
+    bpe = tokenforge.models.BPE.from_ranks(ranks)
+    enc = bpe.native_encoder()
+    rng = random.Random(3)
+    pieces = [b"aaaabbaababbabbabaaababba"] + [bytes(rng.choice(b"ab") for _ in range(rng.randrange(1, 80)))
+                                                for _ in range(300)]
+    for piece in pieces:
+        assert list(enc.encode_piece(piece)) == ref.encode_ordinary(piece.decode()), piece

@@ -162,6 +162,7 @@ class Vocab {
   // there (the argument of build_atoms with c = the pair, M = its rank: no token ending
   // with (byte before, p[i]) or starting with (p[i+1], byte after) ranks lower), else NONE.
   inline uint32_t pair_atom_at(const uint8_t* p, size_t i, size_t n) const {
+    if (!atoms_) return NONE;
     const uint32_t r = rank2_[(size_t)p[i] << 8 | p[i + 1]];
     if (r == NONE) return NONE;
     if (i > 0 && end_pair_[(size_t)p[i - 1] << 8 | p[i]] <= r) return NONE;
@@ -267,11 +268,29 @@ class Vocab {
   // c[0]) [end_pair_], c[k:] + Y for k = |c| - 1 starts with (c's last byte, byte after)
   // [start_pair_], and for a 3-byte c, X + c[:2] ends with c[:2] and c[1:] + Y starts
   // with c[1:] [the context-free part, checked here].
+  // The argument also needs every token to be made by a merge of two lower-ranked tokens
+  // (as in every trained rank file): a token ranked below its own parts is reached only
+  // after them, so its rank is no lower bound on when it can form. A rank list with such
+  // a token (written by hand, say) gets no atoms at all.
   struct Atom {
     uint32_t rank = NONE;  // the character's token, NONE: not atomic in any context
     uint32_t m = 0;        // M: the highest rank of its own merges
   };
+  // Whether every token of 2+ bytes splits into two tokens of lower rank.
+  bool every_token_has_lower_parts() const {
+    for (const Entry& e : entries_) {
+      const uint8_t* q = arena_.data() + e.off;
+      if (e.len < 2 || rank(q, e.len) != e.rank) continue;  // duplicated bytes: another rank answers
+      bool found = false;
+      for (size_t k = 1; k < e.len && !found; ++k) found = rank(q, k) < e.rank && rank(q + k, e.len - k) < e.rank;
+      if (!found) return false;
+    }
+    return true;
+  }
   void build_atoms() {
+    atom_.assign(65536, Atom{});
+    atoms_ = every_token_has_lower_parts();
+    if (!atoms_) return;
     std::vector<uint32_t> end2(65536, NONE), start2(65536, NONE);  // tokens of 3+ bytes
     end_pair_.assign(65536, NONE);   // tokens of 2+ bytes
     start_pair_.assign(65536, NONE);
@@ -287,7 +306,6 @@ class Vocab {
         start2[head] = std::min(start2[head], e.rank);
       }
     }
-    atom_.assign(65536, Atom{});
     uint8_t b[4];
     for (uint32_t cp = 0x80; cp < 0x10000; ++cp) {
       const int n = utf8_of(cp, b);
@@ -304,6 +322,7 @@ class Vocab {
     }
   }
   std::vector<Atom> atom_;
+  bool atoms_ = false;  // atoms and atomic pairs may be used (every_token_has_lower_parts)
   std::vector<uint32_t> end_pair_, start_pair_;
   std::vector<Hot> hot_;
   std::vector<Slot> slots_;
