@@ -33,5 +33,6 @@ def init_ray(workers: int | None, address: str | None, data: bool = False) -> An
         if address:
             ray.init(address=address, **quiet)
         else:
-            ray.init(num_cpus=workers, include_dashboard=False, **quiet)
+            # "local": a new cluster of our own, not one that ``ray start`` left running here
+            ray.init(address="local", num_cpus=workers, include_dashboard=False, **quiet)
     return ray

@@ -47,6 +47,10 @@ void PairMerges::finish(const Vocab& v) {
     const uint8_t* q = v.entry_bytes(k);
     const size_t len = v.entry_len(k);
     const uint32_t t = v.entry_rank(k);
+    if (len > Vocab::CHECKED_TOKEN_BYTES) {  // not checked (as bpe.h's atoms): no shortcuts
+      complete_ = false;
+      break;
+    }
     bool made = len < 2;
     for (size_t s = 1; s < len; ++s) {
       const uint32_t a = v.rank(q, s);
