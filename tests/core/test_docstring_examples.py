@@ -48,6 +48,7 @@ MODULES = [
     "tokenforge.prepare.reader",
     "tokenforge.fingerprint",
     "tokenforge.analysis.align",
+    "tokenforge.analysis.residues",
     "tokenforge.analysis.diff",
 ]
 

@@ -20,6 +20,8 @@
 * :mod:`.align`: the groups of tokens of two tokenizers that cover the same bytes
   (cross-tokenizer distillation, speculative decoding across vocabularies).
 * :mod:`.diff`: what changed between two tokenizers, and whether the ids did.
+* :mod:`.residues`: tokens the merges build but encoding rarely emits (LiteToken,
+  arXiv 2602.04706), and pruning them with stable ids.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ from .metrics import (
     metrics_from_counts,
 )
 from .offsets import TokenSpan, encode_with_offsets, surrogate_alignment
+from .residues import ResidueReport, TokenUse, prune_residues, residues
 
 __all__ = [
     "AlignedGroup",
@@ -84,6 +87,10 @@ __all__ = [
     "GlitchReport",
     "HealResult",
     "ReachabilityReport",
+    "ResidueReport",
+    "TokenUse",
+    "prune_residues",
+    "residues",
     "TextChange",
     "TextMetrics",
     "TokenIndex",

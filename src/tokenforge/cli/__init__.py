@@ -9,6 +9,7 @@
     tokenforge count INPUTS... -t T [--workers N] [--engine local|ray] [--json]
     tokenforge decode [IDS...] [-t T] [--errors replace|strict] [--json]
     tokenforge info [-t T] [--json] [--backend] [--specials] [--accounting [--pad-to N] [--d-model D] [--untied]]
+                   [--residues [CORPUS...] [--threshold S] [--top N]]
     tokenforge list [--json]
     tokenforge convert IN OUT [--to tokenforge|hf|tiktoken|gpt2|sentencepiece|bert_vocab] [--overwrite] [--allow-lossy] [--json]
     tokenforge compare TOKENIZERS... [--text FILES...] [--format table|markdown|csv|json] [--plot OUT.png]
