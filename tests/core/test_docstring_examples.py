@@ -49,6 +49,7 @@ MODULES = [
     "tokenforge.fingerprint",
     "tokenforge.analysis.align",
     "tokenforge.analysis.residues",
+    "tokenforge.analysis.transplant",
     "tokenforge.analysis.diff",
 ]
 

@@ -22,6 +22,8 @@
 * :mod:`.diff`: what changed between two tokenizers, and whether the ids did.
 * :mod:`.residues`: tokens the merges build but encoding rarely emits (LiteToken,
   arXiv 2602.04706), and pruning them with stable ids.
+* :mod:`.transplant`: each token of one tokenizer as ids of another (the overlap and
+  decompositions that ZeTT and mergekit's tokensurgeon start from).
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ from .metrics import (
 )
 from .offsets import TokenSpan, encode_with_offsets, surrogate_alignment
 from .residues import ResidueReport, TokenUse, prune_residues, residues
+from .transplant import TransplantEntry, TransplantMap, transplant_map
 
 __all__ = [
     "AlignedGroup",
@@ -89,6 +92,9 @@ __all__ = [
     "ReachabilityReport",
     "ResidueReport",
     "TokenUse",
+    "TransplantEntry",
+    "TransplantMap",
+    "transplant_map",
     "prune_residues",
     "residues",
     "TextChange",

@@ -24,6 +24,7 @@
     tokenforge patch [TEXT] [--file F] [--model M] [--rule global|relative] [--threshold T] [--fixed P] [--json]
     tokenforge fingerprint [-t T] [--parts] [--json]
     tokenforge diff A B [--text FILES...] [--top N] [--json]
+    tokenforge transplant A B -o MAP.jsonl [--json]
 
 With no files, ``train`` learns a byte-level BPE tokenizer from the corpus
 embedded in the package and reports bytes/token on each language's held-out
@@ -39,7 +40,7 @@ The commands live in one module per group: :mod:`.train`, :mod:`.encode`
 (encode, decode, offsets), :mod:`.prepare` (prepare, count), :mod:`.info` (info, accounting, list),
 :mod:`.convert` (convert) and :mod:`.analysis`
 (compare, explain, glitch, heal, extend, bpb, chat), :mod:`.patch` (byte patches),
-:mod:`.versions` (fingerprint, diff) and :mod:`.serve` (the token page);
+:mod:`.versions` (fingerprint, diff, transplant) and :mod:`.serve` (the token page);
 :mod:`._common` opens a
 tokenizer by name or path, reads text and prints JSON and errors. The CLI only parses
 arguments, calls the library and prints; :mod:`tokenforge.analysis` never
@@ -79,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     patch.register(sub)  # patch [TEXT] [--model M] [--threshold T] [--rule global|relative] [--fixed P]
     versions.register_fingerprint(sub)  # fingerprint -t T [--parts] [--json]
     versions.register_diff(sub)  # diff A B [--text FILES] [--json] [--top N]
+    versions.register_transplant(sub)  # transplant A B -o MAP.jsonl [--json]
     serve.register(sub)  # serve [TOKENIZER ...] [--host H] [--port P] [--allow-host NAME] [--open]
     return p
 
