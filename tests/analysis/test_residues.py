@@ -112,11 +112,32 @@ def test_not_rank_bpe_is_refused():
         residues(tok, "a")
 
 
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base"])
+def test_prune_keeping_paths_keeps_every_emitted_token_buildable(texts, name):
+    from tokenforge.analysis.explain import merge_trace
+
+    tok = tokenforge.get_encoding(name)
+    report = residues(tok, texts)
+    pruned = prune_residues(tok, texts, 0.0)  # keep_paths=True
+    dropped = set(tok.model.vocab) - set(pruned.model.vocab)
+    assert dropped and dropped <= {u.id for u in report.residues(0.0)}
+    ranks = pruned.model.ranks
+    for u in report.uses.values():
+        if u.emitted:
+            assert merge_trace(ranks, u.bytes)[1] == [u.bytes]
+    for text in texts:
+        ids = pruned.encode_ordinary(text)
+        assert pruned.decode(ids) == text and not dropped & set(ids)
+    # every residue removed was never emitted; the corpus costs at most 0.1% more tokens
+    after = residues(pruned, texts)
+    assert after.tokens <= report.tokens * 1.001
+
+
 def test_prune_keeps_ids_and_round_trips(texts):
     gpt2 = tokenforge.get_encoding("gpt2")
     report = residues(gpt2, texts)
     dropped = {u.id for u in report.residues(0.0)}
-    pruned = prune_residues(gpt2, texts, 0.0)
+    pruned = prune_residues(gpt2, texts, 0.0, keep_paths=False)
     assert len(pruned) == len(gpt2) - len(dropped)
     assert dict(pruned.special_tokens) == dict(gpt2.special_tokens)
     for i, b in gpt2.model.vocab.items():

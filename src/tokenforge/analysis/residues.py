@@ -21,9 +21,9 @@ adds no intermediate counts. The emitted counts equal counting the ids of
 :func:`prune_residues` removes the residues with ids kept stable: a removed
 token's id becomes a hole (never produced, not decodable), and because a rank
 BPE has no separate merge list, every merge whose result is a removed token is
-gone with it; tokens that were built through a removed token are still built
-whenever another split of theirs into two surviving tokens exists, otherwise
-they can only be produced whole (a pre-token equal to them).
+gone with it. A token built through a removed token is still built whenever
+another split of it into two surviving tokens exists; by default a residue that
+is the only path to a token the corpus emits is kept (``keep_paths``).
 """
 
 from __future__ import annotations
@@ -214,14 +214,34 @@ def residues_of_files(tok: Tokenizer, paths: Iterable[str | os.PathLike[str]], w
 
 
 def prune_residues(tok: Tokenizer, texts: str | Iterable[str], threshold: float = 0.0,
-                   min_intermediate: int = 1) -> Tokenizer:
+                   min_intermediate: int = 1, keep_paths: bool = True) -> Tokenizer:
     """A copy of ``tok`` without its residues on ``texts`` (see :meth:`ResidueReport.residues`);
     the ids of the surviving tokens and of the special tokens do not change, the removed
     ids become holes. Single bytes are never removed, so every text still encodes and
-    decodes back to itself."""
+    decodes back to itself.
+
+    With ``keep_paths`` (the default) a residue is kept when it is the only way the merges
+    build a token that the corpus emits: after the removal, every emitted token must still
+    come out of the rank merge of its own bytes as one token (else the residues on its
+    original merge path are put back, until nothing changes). Without it, such tokens
+    stay in the vocabulary but are produced only whole (a pre-token equal to them).
+    """
     report = residues(tok, texts)
     drop = {u.id for u in report.residues(threshold, min_intermediate)}
     model = _rank_model(tok)
+    ranks = model.ranks
+    if keep_paths:
+        emitted = [u.bytes for u in report.uses.values() if u.emitted and len(u.bytes) > 1]
+        while True:
+            kept = {b: r for b, r in ranks.items() if r not in drop}
+            back: set[int] = set()
+            for data in emitted:
+                if merge_trace(kept, data)[1] != [data]:
+                    merges, _ = merge_trace(ranks, data)
+                    back.update(ranks[m.left + m.right] for m in merges if ranks[m.left + m.right] in drop)
+            if not back:
+                break
+            drop -= back
     vocab = {i: b for i, b in model.vocab.items() if i not in drop}
     return Tokenizer(BPE(vocab), pre_tokenizer=tok.pre_tokenizer, decoder=tok.decoder,
                      special_tokens=dict(tok.special_tokens),
