@@ -46,6 +46,7 @@ __all__ = [
     "prune_residues",
     "residues",
     "residues_from_counts",
+    "residues_of_files",
 ]
 
 
