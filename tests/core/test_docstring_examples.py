@@ -48,6 +48,8 @@ MODULES = [
     "tokenforge.prepare.reader",
     "tokenforge.fingerprint",
     "tokenforge.analysis.align",
+    "tokenforge.analysis.residues",
+    "tokenforge.analysis.transplant",
     "tokenforge.analysis.diff",
 ]
 

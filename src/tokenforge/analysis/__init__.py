@@ -20,6 +20,10 @@
 * :mod:`.align`: the groups of tokens of two tokenizers that cover the same bytes
   (cross-tokenizer distillation, speculative decoding across vocabularies).
 * :mod:`.diff`: what changed between two tokenizers, and whether the ids did.
+* :mod:`.residues`: tokens the merges build but encoding rarely emits (LiteToken,
+  arXiv 2602.04706), and pruning them with stable ids.
+* :mod:`.transplant`: each token of one tokenizer as ids of another (the overlap and
+  decompositions that ZeTT and mergekit's tokensurgeon start from).
 """
 
 from __future__ import annotations
@@ -66,6 +70,8 @@ from .metrics import (
     metrics_from_counts,
 )
 from .offsets import TokenSpan, encode_with_offsets, surrogate_alignment
+from .residues import ResidueReport, TokenUse, prune_residues, residues
+from .transplant import TransplantEntry, TransplantMap, transplant_map
 
 __all__ = [
     "AlignedGroup",
@@ -84,6 +90,13 @@ __all__ = [
     "GlitchReport",
     "HealResult",
     "ReachabilityReport",
+    "ResidueReport",
+    "TokenUse",
+    "TransplantEntry",
+    "TransplantMap",
+    "transplant_map",
+    "prune_residues",
+    "residues",
     "TextChange",
     "TextMetrics",
     "TokenIndex",

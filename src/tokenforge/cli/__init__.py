@@ -9,6 +9,7 @@
     tokenforge count INPUTS... -t T [--workers N] [--engine local|ray] [--json]
     tokenforge decode [IDS...] [-t T] [--errors replace|strict] [--json]
     tokenforge info [-t T] [--json] [--backend] [--specials] [--accounting [--pad-to N] [--d-model D] [--untied]]
+                   [--residues [CORPUS...] [--threshold S] [--top N]]
     tokenforge list [--json]
     tokenforge convert IN OUT [--to tokenforge|hf|tiktoken|gpt2|sentencepiece|bert_vocab] [--overwrite] [--allow-lossy] [--json]
     tokenforge compare TOKENIZERS... [--text FILES...] [--format table|markdown|csv|json] [--plot OUT.png]
@@ -23,6 +24,7 @@
     tokenforge patch [TEXT] [--file F] [--model M] [--rule global|relative] [--threshold T] [--fixed P] [--json]
     tokenforge fingerprint [-t T] [--parts] [--json]
     tokenforge diff A B [--text FILES...] [--top N] [--json]
+    tokenforge transplant A B -o MAP.jsonl [--json]
 
 With no files, ``train`` learns a byte-level BPE tokenizer from the corpus
 embedded in the package and reports bytes/token on each language's held-out
@@ -38,7 +40,7 @@ The commands live in one module per group: :mod:`.train`, :mod:`.encode`
 (encode, decode, offsets), :mod:`.prepare` (prepare, count), :mod:`.info` (info, accounting, list),
 :mod:`.convert` (convert) and :mod:`.analysis`
 (compare, explain, glitch, heal, extend, bpb, chat), :mod:`.patch` (byte patches),
-:mod:`.versions` (fingerprint, diff) and :mod:`.serve` (the token page);
+:mod:`.versions` (fingerprint, diff, transplant) and :mod:`.serve` (the token page);
 :mod:`._common` opens a
 tokenizer by name or path, reads text and prints JSON and errors. The CLI only parses
 arguments, calls the library and prints; :mod:`tokenforge.analysis` never
@@ -78,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     patch.register(sub)  # patch [TEXT] [--model M] [--threshold T] [--rule global|relative] [--fixed P]
     versions.register_fingerprint(sub)  # fingerprint -t T [--parts] [--json]
     versions.register_diff(sub)  # diff A B [--text FILES] [--json] [--top N]
+    versions.register_transplant(sub)  # transplant A B -o MAP.jsonl [--json]
     serve.register(sub)  # serve [TOKENIZER ...] [--host H] [--port P] [--allow-host NAME] [--open]
     return p
 

@@ -47,6 +47,8 @@ def cmd_info(args: argparse.Namespace) -> int:
         return accounting_main(tok, args)
     if getattr(args, "specials", False):
         return specials_main(tok, args)
+    if getattr(args, "residues", None) is not None:
+        return residues_main(tok, args)
     data = tok.to_dict()
 
     def kind(part):
@@ -137,6 +139,43 @@ def specials_main(tok: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+def residues_main(tok: Any, args: argparse.Namespace) -> int:
+    """``tokenforge info --residues [CORPUS...]``: tokens the merges build but encoding rarely emits."""
+    from ..analysis.residues import residues_of_files
+    from ..errors import InvalidArgumentError
+
+    paths = args.residues
+    if not paths:
+        from ..corpus import embedded_corpus
+
+        paths = [str(lang.train) for lang in embedded_corpus()]
+    if not 0.0 <= args.threshold <= 1.0:
+        raise InvalidArgumentError(f"--threshold is a share of uses, between 0 and 1; got {args.threshold}")
+    report = residues_of_files(tok, paths, workers=args.workers)
+    if tok.name is None:
+        report = type(report)(tokenizer_label(args.tokenizer, tok), report.uses, report.pieces,
+                              report.distinct_pieces, report.tokens)
+    if args.json:
+        print_json(report.to_dict(args.threshold, args.top), indent=2)
+    else:
+        print(report.format(args.threshold, args.top))
+    return 0
+
+
+def register_residues_args(parser: argparse.ArgumentParser) -> None:
+    """Add ``--residues [CORPUS...] --threshold S --top N --workers N`` to ``tokenforge info``."""
+    g = parser.add_argument_group("vocabulary residues (byte-level BPE by rank)")
+    g.add_argument("--residues", nargs="*", default=None, metavar="CORPUS",
+                   help="count per token how often encoding CORPUS files emits it and how often it is only an "
+                        "intermediate merge product; print the top residues (default corpus: the embedded one)")
+    g.add_argument("--threshold", type=float, default=0.0, metavar="S",
+                   help="a residue's emitted share, emitted / (emitted + intermediate), is at most S "
+                        "(default 0: never emitted)")
+    g.add_argument("--top", type=_positive_int, default=20, metavar="N", help="residues to list (default 20)")
+    g.add_argument("--workers", type=_positive_int, default=1, metavar="N",
+                   help="processes that count pre-tokens (default 1)")
+
+
 def register(sub: Any) -> None:
     i = add_parser(sub, "info", help="vocab size, specials, pattern and hashes", examples=[
         "tokenforge info -t o200k",
@@ -144,6 +183,7 @@ def register(sub: Any) -> None:
         "tokenforge info -t tokenizer.json --specials",
         "tokenforge info -t cl100k --accounting --pad-to 128 --d-model 4096",
         "tokenforge info --backend            # native or python",
+        "tokenforge info -t gpt2 --residues corpus/*.txt --threshold 0.01",
     ])
     add_tokenizer_arg(i)
     i.add_argument("--json", action="store_true", help="print JSON")
@@ -154,6 +194,7 @@ def register(sub: Any) -> None:
                         "(the reference code; TOKENFORGE_BACKEND=python forces it)")
     i.set_defaults(func=cmd_info)
     register_accounting_args(i)  # --accounting --pad-to N --d-model D --untied
+    register_residues_args(i)  # --residues [CORPUS...] --threshold S --top N --workers N
 
 
 def known_names() -> dict[str, Any]:

@@ -1,10 +1,12 @@
-"""``tokenforge fingerprint`` and ``tokenforge diff``: tokenizer versions.
+"""``tokenforge fingerprint``, ``tokenforge diff`` and ``tokenforge transplant``: tokenizer versions.
 
 ``fingerprint`` prints the hash of the parts that decide a tokenizer's ids
 (:mod:`tokenforge.fingerprint`); ``diff`` compares two tokenizers part by part,
 vocabulary by vocabulary and line by line on text
 (:mod:`tokenforge.analysis.diff`): whether a cache, a draft model or prepared
-data made with one stays valid for the other.
+data made with one stays valid for the other; ``transplant`` writes each token
+of B as ids of A (:mod:`tokenforge.analysis.transplant`), the map that moves a
+model's embeddings from one tokenizer to the other.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from ._common import (
     tokenizer_label,
 )
 
-__all__ = ["cmd_diff", "cmd_fingerprint", "register_diff", "register_fingerprint"]
+__all__ = ["cmd_diff", "cmd_fingerprint", "cmd_transplant", "register_diff", "register_fingerprint",
+           "register_transplant"]
 
 
 def cmd_fingerprint(args: argparse.Namespace) -> int:
@@ -104,3 +107,45 @@ def register_diff(sub: Any) -> None:
                    help="how many examples of each kind to show")
     c.add_argument("--json", action="store_true", help="print the report as JSON")
     c.set_defaults(func=cmd_diff)
+
+
+def cmd_transplant(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from ..analysis.transplant import transplant_map
+
+    tok_a = open_tokenizer(args.a)
+    tok_b = open_tokenizer(args.b)
+    m = dataclasses.replace(transplant_map(tok_a, tok_b), a=tokenizer_label(args.a, tok_a),
+                            b=tokenizer_label(args.b, tok_b))
+    m.write(args.output)
+    summary = m.summary()
+    if args.json:
+        print_json({**summary, "output": args.output})
+        return 0
+    print(f"{summary['tokens_b']:,} tokens of {summary['b']} in terms of {summary['a']} -> {args.output}")
+    print(f"  same bytes as one token of A  {summary['same']:,}")
+    print(f"  composed of tokens of A       {summary['composed']:,} (mean {summary['mean_parts']} parts)")
+    print(f"  special tokens                {summary['special']:,} "
+          f"({summary['special_without_match']:,} without the same special token in A)")
+    print(f"  not spelled exactly by A      {summary['inexact']:,}")
+    return 0
+
+
+def register_transplant(sub: Any) -> None:
+    c = add_parser(sub, "transplant", help="write each token of B as ids of A, for moving embeddings between tokenizers",
+                   description=(
+                       "For every token of B: its bytes, and either the one token of A with the same bytes "
+                       "(kind same: copy its embedding) or A's canonical encoding of those bytes (kind composed: "
+                       "average or combine those embeddings, as ZeTT and mergekit's tokensurgeon do); special "
+                       "tokens map to A's special token of the same string, if any. Written as JSON Lines, "
+                       "one object per token of B: id, token, bytes (hex), text, kind, ids_a, exact."),
+                   examples=[
+                       "tokenforge transplant gpt2 cl100k -o gpt2_to_cl100k.jsonl",
+                       "tokenforge transplant gpt2 tokenizer.json -o map.jsonl --json",
+                   ])
+    c.add_argument("a", metavar="A", help="the tokenizer the model has now (its ids are the parts): " + TOKENIZER_HELP)
+    c.add_argument("b", metavar="B", help="the new tokenizer (one line per token), in the same forms")
+    c.add_argument("-o", "--output", required=True, metavar="MAP.jsonl", help="the JSON Lines file to write")
+    c.add_argument("--json", action="store_true", help="print the summary as JSON")
+    c.set_defaults(func=cmd_transplant)
