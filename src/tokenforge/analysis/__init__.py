@@ -20,11 +20,17 @@
 * :mod:`.align`: the groups of tokens of two tokenizers that cover the same bytes
   (cross-tokenizer distillation, speculative decoding across vocabularies).
 * :mod:`.diff`: what changed between two tokenizers, and whether the ids did.
+* :mod:`.canonical`: is a token sequence how its bytes encode, and the next-token
+  mask that keeps generation canonical (Geh et al., 2024; Vieira et al., 2024).
+* :mod:`.covers`: the token sequences whose bytes cover a byte prefix (Phan et
+  al., 2024).
 """
 
 from __future__ import annotations
 
 from .accounting import Accounting, vocab_accounting
+from .canonical import CanonicalMask, is_canonical, is_canonical_pair
+from .covers import count_covers  # the function is tokenforge.analysis.covers.covers
 from .align import AlignedGroup, align, align_spans, align_text
 from .diff import DiffReport, LineDiff  # the function is tokenforge.analysis.diff.diff
 from .compare import CompareReport, compare, plot, resolve_tokenizer, udhr_sample
@@ -69,6 +75,10 @@ from .offsets import TokenSpan, encode_with_offsets, surrogate_alignment
 
 __all__ = [
     "AlignedGroup",
+    "CanonicalMask",
+    "count_covers",
+    "is_canonical",
+    "is_canonical_pair",
     "align",
     "align_spans",
     "align_text",
