@@ -170,3 +170,16 @@ def test_mask_refuses_a_non_canonical_prefix():
     bad = enc.encode(" hel") + enc.encode("lo")
     with pytest.raises(InvalidArgumentError):
         CanonicalMask(enc).mask(bad)
+
+
+def test_canonical_sequences_are_not_prefix_closed_under_the_whitespace_lookahead():
+    """The documented limit of the mask: with ``\\s+(?!\\S)`` a whitespace run at the end is one
+    piece, before a word it gives up its last character, so a canonical sequence can have a
+    non-canonical prefix, and the mask (sound) refuses the step into it."""
+    enc = tokenforge.get_encoding("gpt2")
+    nl = enc.encode_single_token(b"\n")
+    ids = enc.encode_ordinary("\n\nSmall")
+    assert ids[:2] == [nl, nl]
+    assert is_canonical(enc, ids)
+    assert not is_canonical(enc, ids[:2])
+    assert not CanonicalMask(enc).allows(ids[:1], nl)

@@ -29,10 +29,13 @@ Definitions used here, for a byte-level BPE tokenizer ``tok``:
   pre-tokenizer, where a sequence is canonical iff each adjacent pair is
   (their bigram test, :func:`is_canonical_pair`). With a regex pre-tokenizer
   the mask still never admits a non-canonical sequence, but canonical
-  sequences are not always prefix-closed: a prefix that ends inside a UTF-8
-  character goes through the bytes path, which merges the unfinished end as
-  one piece (``[" ", " \\xe7"]`` of ``"  王"`` re-encodes as ``["  ", "\\xe7"]``),
-  so such a prefix is itself non-canonical and the mask cannot reach it.
+  sequences are not always prefix-closed, so it can refuse a token that a
+  longer canonical sequence needs: a whitespace run at the end of a prefix is
+  one piece under the ``\\s+(?!\\S)`` of the GPT-2 patterns but gives its
+  last character to the next piece before a word (GPT-2 encodes ``"\\n\\nSmall"``
+  as ``["\\n", "\\n", "Small"]``, yet ``["\\n", "\\n"]`` re-encodes as
+  ``["\\n\\n"]``), and a prefix that ends inside a UTF-8 character goes
+  through the bytes path, which merges the unfinished end as one piece.
 
 The mask re-encodes only a window at the end of the prefix (from the start of
 its third-last pre-token piece, widened over whitespace-only tokens, as
