@@ -49,6 +49,8 @@ MODULES = [
     "tokenforge.fingerprint",
     "tokenforge.analysis.align",
     "tokenforge.analysis.diff",
+    "tokenforge.analysis.canonical",
+    "tokenforge.analysis.covers",
 ]
 
 
