@@ -183,3 +183,21 @@ def test_canonical_sequences_are_not_prefix_closed_under_the_whitespace_lookahea
     assert is_canonical(enc, ids)
     assert not is_canonical(enc, ids[:2])
     assert not CanonicalMask(enc).allows(ids[:1], nl)
+
+
+def test_llama3_ranks(shared_data):
+    tok = tokenforge.load(shared_data / "vocab" / "meta" / "llama3_tokenizer.model")
+    rng = random.Random(3)
+    mask = CanonicalMask(tok)
+    for text in _corpus_texts(400)[::2]:
+        ids = tok.encode_ordinary(text)
+        assert is_canonical(tok, ids)
+        k = next((k for k, i in enumerate(ids) if len(tok.decode_single_token_bytes(i)) > 1), None)
+        if k is not None:
+            split = ids[:k] + [tok.encode_single_token(bytes([c])) for c in tok.decode_single_token_bytes(ids[k])]
+            assert not is_canonical(tok, split + ids[k + 1 :])
+        prefix = ids[: rng.randrange(1, len(ids))]
+        m = mask.mask(prefix)
+        assert m[ids[len(prefix)]]
+        for t in rng.sample(range(128000), 30):
+            assert m[t] == is_canonical(tok, prefix + [t])
