@@ -201,3 +201,20 @@ def test_llama3_ranks(shared_data):
         assert m[ids[len(prefix)]]
         for t in rng.sample(range(128000), 30):
             assert m[t] == is_canonical(tok, prefix + [t])
+
+
+def test_hf_byte_level_bpe_file_agrees_with_the_rank_file(tmp_path):
+    from tokenforge.analysis.covers import covers
+
+    ranks = tokenforge.get_encoding("gpt2")
+    path = tmp_path / "tokenizer.json"
+    ranks.save(path, format="hf")
+    hf = tokenforge.load(path)
+    assert type(hf.model).__name__ == "PieceBPE" and hf.is_byte_level
+    for text in _corpus_texts(300)[::4]:
+        ids = hf.encode_ordinary(text)
+        assert ids == ranks.encode_ordinary(text)
+        assert is_canonical(hf, ids)
+        cut = ids[: len(ids) // 2]
+        assert (CanonicalMask(hf).mask(cut)[:50257] == CanonicalMask(ranks).mask(cut)[:50257]).all()
+    assert set(covers(hf, b" hel", canonical=True)) == set(covers(ranks, b" hel", canonical=True))
