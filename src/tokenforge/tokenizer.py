@@ -777,6 +777,19 @@ class Tokenizer:
 
     _encode_bytes = encode_bytes  # tiktoken's (private) name, which code written for it calls
 
+    def is_canonical(self, ids: Iterable[int]) -> bool:
+        """Would encoding the decoded bytes of ``ids`` give exactly ``ids``? (byte-level BPE;
+        see :mod:`tokenforge.analysis.canonical`, which also has the next-token mask).
+
+        >>> import tokenforge
+        >>> enc = tokenforge.get_encoding("cl100k_base")
+        >>> enc.is_canonical(enc.encode(" hello")), enc.is_canonical(enc.encode(" hel") + enc.encode("lo"))
+        (True, False)
+        """
+        from .analysis.canonical import is_canonical
+
+        return is_canonical(self, ids)
+
     def encode_with_unstable(
         self,
         text: str,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -33,6 +34,22 @@ def test_heal_command_backs_off_the_partial_word(capsys):
     out = _json(capsys)
     enc = tokenforge.get_encoding("cl100k_base")
     assert enc.decode(out["kept_ids"]) == "The word is"
+
+
+def test_covers_command_counts_and_lists_the_covers(capsys):
+    from tokenforge.analysis.covers import count_covers, covers
+
+    enc = tokenforge.get_encoding("gpt2")
+    assert main(["covers", " hel", "-t", "gpt2", "--limit", "3", "--json"]) == 0
+    out = _json(capsys)
+    assert out["covers"] == count_covers(enc, b" hel")
+    assert [r["ids"] for r in out["shown"]] == [list(s) for s in itertools.islice(covers(enc, b" hel"), 3)]
+    assert main(["covers", " hel", "-t", "gpt2", "--canonical", "--json", "--limit", "0"]) == 0
+    out = _json(capsys)
+    assert out["covers"] == len(list(covers(enc, b" hel", canonical=True))) and out["shown"] == []
+    assert main(["covers", " hel", "-t", "gpt2", "--canonical", "--limit", "2"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("canonical covers of ") and "more (--limit)" in text
 
 
 def test_extend_command_reports_and_writes(tmp_path, capsys):

@@ -352,7 +352,7 @@ def test_compare_tsv_needs_lang_and_text_columns(tmp_path):
 
 # ------------------------------------------------------------------ 7. help: defaults, examples, public sources only
 OWN_COMMANDS = ["encode", "decode", "offsets", "info", "convert", "compare", "explain", "glitch", "bpb", "heal",
-                "extend", "chat", "train", "prepare", "count"]
+                "covers", "extend", "chat", "train", "prepare", "count"]
 INTERNAL_REFERENCE = re.compile(r"seed \d{3}|§\s*\d|\b[DQ]\d{2}\b|\bissue \d+", re.IGNORECASE)
 
 

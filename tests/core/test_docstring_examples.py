@@ -51,6 +51,8 @@ MODULES = [
     "tokenforge.analysis.residues",
     "tokenforge.analysis.transplant",
     "tokenforge.analysis.diff",
+    "tokenforge.analysis.canonical",
+    "tokenforge.analysis.covers",
 ]
 
 

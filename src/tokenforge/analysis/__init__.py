@@ -24,11 +24,17 @@
   arXiv 2602.04706), and pruning them with stable ids.
 * :mod:`.transplant`: each token of one tokenizer as ids of another (the overlap and
   decompositions that ZeTT and mergekit's tokensurgeon start from).
+* :mod:`.canonical`: is a token sequence how its bytes encode, and the next-token
+  mask that keeps generation canonical (Geh et al., 2024; Vieira et al., 2024).
+* :mod:`.covers`: the token sequences whose bytes cover a byte prefix (Phan et
+  al., 2024).
 """
 
 from __future__ import annotations
 
 from .accounting import Accounting, vocab_accounting
+from .canonical import CanonicalMask, is_canonical, is_canonical_pair
+from .covers import count_covers  # the function is tokenforge.analysis.covers.covers
 from .align import AlignedGroup, align, align_spans, align_text
 from .diff import DiffReport, LineDiff  # the function is tokenforge.analysis.diff.diff
 from .compare import CompareReport, compare, plot, resolve_tokenizer, udhr_sample
@@ -75,6 +81,10 @@ from .transplant import TransplantEntry, TransplantMap, transplant_map
 
 __all__ = [
     "AlignedGroup",
+    "CanonicalMask",
+    "count_covers",
+    "is_canonical",
+    "is_canonical_pair",
     "align",
     "align_spans",
     "align_text",

@@ -17,6 +17,7 @@
     tokenforge offsets [TEXT] [--file F] [-t T] [--json]
     tokenforge bpb [TEXT] [--file F] --nll NATS | --token-nll FILE
     tokenforge heal [PROMPT] [--file F] [-t T] [--max-backoff K]
+    tokenforge covers [PREFIX] [--file F] [-t T] [--canonical] [--limit N] [--json]
     tokenforge extend TOKENS... [-t T] [--kind special|lexical] [--test FILE] [--out PATH] [--overwrite]
     tokenforge chat MESSAGES.json [-t T] [--template chatml|llama3] [--generation-prompt]
     tokenforge glitch [-t T] [--text FILES...] [--top N] [--expected rank|uniform] [--rare-max N] [--unreachable] [--json]
@@ -39,7 +40,7 @@ the command's flags, and exit with status 1.
 The commands live in one module per group: :mod:`.train`, :mod:`.encode`
 (encode, decode, offsets), :mod:`.prepare` (prepare, count), :mod:`.info` (info, accounting, list),
 :mod:`.convert` (convert) and :mod:`.analysis`
-(compare, explain, glitch, heal, extend, bpb, chat), :mod:`.patch` (byte patches),
+(compare, explain, glitch, heal, covers, extend, bpb, chat), :mod:`.patch` (byte patches),
 :mod:`.versions` (fingerprint, diff, transplant) and :mod:`.serve` (the token page);
 :mod:`._common` opens a
 tokenizer by name or path, reads text and prints JSON and errors. The CLI only parses
@@ -76,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     analysis.register_explain(sub)
     analysis.register_glitch(sub)
     encode.register_offsets(sub)
-    analysis.register(sub, DEFAULT_TOKENIZER)  # bpb, heal, extend, chat
+    analysis.register(sub, DEFAULT_TOKENIZER)  # bpb, heal, covers, extend, chat
     patch.register(sub)  # patch [TEXT] [--model M] [--threshold T] [--rule global|relative] [--fixed P]
     versions.register_fingerprint(sub)  # fingerprint -t T [--parts] [--json]
     versions.register_diff(sub)  # diff A B [--text FILES] [--json] [--top N]

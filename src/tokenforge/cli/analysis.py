@@ -1,4 +1,4 @@
-"""The analysis commands: ``compare``, ``explain``, ``glitch``, ``heal``, ``extend``, ``bpb`` and ``chat``.
+"""The analysis commands: ``compare``, ``explain``, ``glitch``, ``heal``, ``covers``, ``extend``, ``bpb`` and ``chat``.
 
 Each parses its arguments, calls :mod:`tokenforge.analysis` (or :mod:`tokenforge.chat`)
 and prints a table, or JSON with ``--json``.
@@ -355,6 +355,46 @@ def cmd_heal(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_covers(args: argparse.Namespace) -> int:
+    from ..analysis.canonical import _require_byte_level
+    from ..analysis.covers import count_covers, covers
+    from ..analysis.explain import render_bytes, token_bytes
+    from ..analysis.healing import TokenIndex
+
+    tok = _open(args.tokenizer)
+    prefix = _read(args).encode("utf-8")
+    if not prefix:
+        raise InputError("the prefix is empty: give a non-empty text")
+    if args.canonical:
+        _require_byte_level(tok)
+    index = TokenIndex(tok)
+    shown: list[tuple[int, ...]] = []
+    total = 0
+    if args.canonical:
+        for seq in covers(tok, prefix, canonical=True, index=index):
+            total += 1
+            if len(shown) < args.limit:
+                shown.append(seq)
+    else:
+        total = count_covers(tok, prefix, index=index)
+        for seq in covers(tok, prefix, index=index):
+            if len(shown) >= args.limit:
+                break
+            shown.append(seq)
+    rows = [{"ids": list(seq), "tokens": [render_bytes(token_bytes(tok, i)) for i in seq]}
+            for seq in shown]
+    if args.json:
+        print_json({"prefix": render_bytes(prefix), "canonical": args.canonical, "covers": total, "shown": rows})
+        return 0
+    kind = "canonical covers" if args.canonical else "covers"
+    print(f"{kind} of {render_bytes(prefix)}: {total}")
+    for row in rows:
+        print(f"  {row['ids']}  {' | '.join(row['tokens'])}")
+    if total > len(rows):
+        print(f"  ... {total - len(rows)} more (--limit)")
+    return 0
+
+
 def cmd_extend(args: argparse.Namespace) -> int:
     from ..analysis.extend import extend
 
@@ -403,7 +443,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any, default_tokenizer: str = DEFAULT_TOKENIZER) -> None:
-    """Add ``bpb``, ``heal``, ``extend`` and ``chat`` to ``sub``."""
+    """Add ``bpb``, ``heal``, ``covers``, ``extend`` and ``chat`` to ``sub``."""
     b = add_parser(sub, "bpb", help="bits per byte from a total (or per-token) negative log-likelihood in nats",
                    description="Bits per byte from a total (or per-token) negative log-likelihood in nats: "
                                "NLL / (UTF-8 bytes of the text x ln 2), independent of the tokenizer "
@@ -430,6 +470,21 @@ def register(sub: Any, default_tokenizer: str = DEFAULT_TOKENIZER) -> None:
                    help="how many trailing tokens may be removed")
     h.add_argument("--json", action="store_true", help="print JSON")
     h.set_defaults(func=cmd_heal)
+
+    c = add_parser(sub, "covers", help="the token sequences whose bytes cover a prefix (Phan et al., 2024)",
+                   description="The token sequences whose bytes cover a text prefix: every token but the last "
+                               "lies inside the prefix, the last may run past its end (Phan et al., 2024, "
+                               "arXiv 2410.09303). Prints how many there are and the first --limit of them.",
+                   examples=["tokenforge covers ' hel' -t gpt2 --canonical",
+                             "tokenforge covers 'über' -t cl100k --limit 5 --json"])
+    add_text_args(c, "the prefix")
+    add_tokenizer_arg(c, default_tokenizer)
+    c.add_argument("--canonical", action="store_true",
+                   help="keep only canonical sequences, those that are how their own bytes encode "
+                        "(byte-level BPE; default: all)")
+    c.add_argument("--limit", type=non_negative_int, default=20, metavar="N", help="how many covers to print")
+    c.add_argument("--json", action="store_true", help="print JSON")
+    c.set_defaults(func=cmd_covers)
 
     e = add_parser(sub, "extend", help="add tokens to a vocabulary, with a regression report",
                    examples=["tokenforge extend '<|tool|>' -t cl100k --test prompts.txt --out extended.json",
