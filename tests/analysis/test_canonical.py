@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tokenforge
+from _small_bpe import random_bpe
 from tokenforge.analysis.canonical import CanonicalMask, is_canonical, is_canonical_pair
 from tokenforge.errors import InvalidArgumentError
 
@@ -23,18 +24,7 @@ ENCODINGS = ["cl100k_base", "o200k_base", "gpt2"]
 
 def _random_bpe(seed: int, n_merges: int = 12, pre_tokenizer=None) -> tokenforge.Tokenizer:
     """A BPE over the bytes with random merges of tokens spelled with a, b, c."""
-    rng = random.Random(seed)
-    vocab = {b: bytes([b]) for b in range(256)}
-    pool = [b"a", b"b", b"c"]
-    merges = []
-    while len(merges) < n_merges:
-        x, y = rng.choice(pool), rng.choice(pool)
-        if x + y in pool or len(x + y) > 5:
-            continue
-        merges.append((x, y))
-        pool.append(x + y)
-        vocab[len(vocab)] = x + y
-    return tokenforge.Tokenizer(tokenforge.BPE(vocab, merges=merges), pre_tokenizer=pre_tokenizer)
+    return random_bpe(seed, (b"a", b"b", b"c"), n_merges, pre_tokenizer)
 
 
 def _alphabet_ids(tok) -> list[int]:

@@ -8,6 +8,7 @@ import random
 import pytest
 
 import tokenforge
+from _small_bpe import random_bpe
 from tokenforge.analysis.canonical import is_canonical
 from tokenforge.analysis.covers import count_covers, covers
 from tokenforge.analysis.healing import TokenIndex
@@ -15,18 +16,7 @@ from tokenforge.errors import InvalidArgumentError
 
 
 def _random_bpe(seed: int, pre_tokenizer=None) -> tokenforge.Tokenizer:
-    rng = random.Random(seed)
-    vocab = {b: bytes([b]) for b in range(256)}
-    pool = [b"a", b"b", b" "]
-    merges = []
-    while len(merges) < 14:
-        x, y = rng.choice(pool), rng.choice(pool)
-        if x + y in pool or len(x + y) > 5:
-            continue
-        merges.append((x, y))
-        pool.append(x + y)
-        vocab[len(vocab)] = x + y
-    return tokenforge.Tokenizer(tokenforge.BPE(vocab, merges=merges), pre_tokenizer=pre_tokenizer)
+    return random_bpe(seed, (b"a", b"b", b" "), 14, pre_tokenizer)
 
 
 def _brute_force(tok, prefix: bytes, canonical: bool) -> set[tuple[int, ...]]:
