@@ -99,3 +99,16 @@ def test_prepare_format_writes_each_format_and_help_lists_them(tmp_path, capsys)
         main(["prepare", "--help"])
     out = capsys.readouterr().out
     assert all(name in out for name in ("tokenforge", "megatron", "llmc", "nanogpt", "datatrove"))
+
+
+def test_a_resumed_prepare_prints_no_rate_for_work_it_did_not_do(tmp_path, capsys):
+    src = tmp_path / "c.txt"
+    src.write_text("one\n\ntwo\n\n\nthree", encoding="utf-8")
+    args = ["prepare", src, "-t", "gpt2", "-o", tmp_path / "o", "--split-on", "\\n\\n", "--quiet"]
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert "MB/s" in out
+    code, out, err = run(capsys, *args, "--resume", "--format", "nanogpt")
+    assert code == 0, err
+    assert "(this run, resumed)" in out and "MB/s" not in out
+    assert (tmp_path / "o" / "nanogpt" / "train.bin").exists()

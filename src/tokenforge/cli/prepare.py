@@ -53,11 +53,11 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     if args.json:
         print_json(index, indent=1)
         return 0
-    write_lines(_summary(index, args.out, seconds))
+    write_lines(_summary(index, args.out, seconds, resumed=args.resume))
     return 0
 
 
-def _summary(index: dict[str, Any], out: str, seconds: float) -> list[str]:
+def _summary(index: dict[str, Any], out: str, seconds: float, resumed: bool = False) -> list[str]:
     seps = index["separators"]
     sep = " ".join(filter(None, [
         "+".join(seps["bos"]["tokens"]) + " before" if seps["bos"]["tokens"] else "",
@@ -85,8 +85,11 @@ def _summary(index: dict[str, Any], out: str, seconds: float) -> list[str]:
         where = [f"{name}: {n:,}" for name, n in skipped if n]
         lines.append(f"  skipped         {sum(n for _, n in skipped):,} empty document(s), not written ("
                      + ", ".join(where[:3]) + (", ..." if len(where) > 3 else "") + ")")
-    rate = f"{in_bytes / seconds / 1e6:.1f} MB/s, " if in_bytes else ""
-    lines.append(f"  time            {seconds:.2f} s ({rate}{tokens / max(seconds, 1e-9) / 1e6:.2f}M tokens/s)")
+    if resumed:  # this run did only part of the work: the corpus over its time is no rate
+        lines.append(f"  time            {seconds:.2f} s (this run, resumed)")
+    else:
+        rate = f"{in_bytes / seconds / 1e6:.1f} MB/s, " if in_bytes else ""
+        lines.append(f"  time            {seconds:.2f} s ({rate}{tokens / max(seconds, 1e-9) / 1e6:.2f}M tokens/s)")
     if "tokenforge" in formats:
         lines.append(f"  read it with    tokenforge.open_tokens({out!r})")
     return lines
