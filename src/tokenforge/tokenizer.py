@@ -786,9 +786,21 @@ class Tokenizer:
         >>> enc.is_canonical(enc.encode(" hello")), enc.is_canonical(enc.encode(" hel") + enc.encode("lo"))
         (True, False)
         """
-        from .analysis.canonical import is_canonical
-
-        return is_canonical(self, ids)
+        if not self.is_byte_level:
+            raise InvalidArgumentError(
+                "canonical tokenization is defined here for byte-level BPE tokenizers (GPT-2, cl100k_base, "
+                f"o200k_base, Llama 3); this tokenizer runs {type(self.model).__name__}"
+            )
+        seq = [int(i) for i in ids]
+        specials = set(self.special_tokens.values())
+        start = 0
+        # each stretch between special tokens, decoded to bytes and encoded once: linear time
+        for stop in [k for k, i in enumerate(seq) if i in specials] + [len(seq)]:
+            part = seq[start:stop]
+            if part and self.encode_bytes(self.decode_bytes(part)) != part:
+                return False
+            start = stop + 1
+        return True
 
     def encode_with_unstable(
         self,

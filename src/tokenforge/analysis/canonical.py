@@ -56,37 +56,19 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["CanonicalMask", "canonical_stretches", "is_canonical", "is_canonical_pair"]
+__all__ = ["CanonicalMask", "is_canonical", "is_canonical_pair"]
 
 
 def _require_byte_level(tok: Any) -> None:
-    if not tok.is_byte_level:
-        raise InvalidArgumentError(
-            "canonical tokenization is defined here for byte-level BPE tokenizers (GPT-2, cl100k_base, "
-            f"o200k_base, Llama 3); this tokenizer runs {type(tok.model).__name__}"
-        )
-
-
-def canonical_stretches(tok: Any, ids: Sequence[int]) -> list[tuple[int, int]]:
-    """The ``(start, stop)`` index ranges of ``ids`` between special tokens, each non-empty."""
-    specials = set(tok.special_tokens.values())
-    out = []
-    start = 0
-    for k, i in enumerate(ids):
-        if i in specials:
-            if k > start:
-                out.append((start, k))
-            start = k + 1
-    if len(ids) > start:
-        out.append((start, len(ids)))
-    return out
+    tok.is_canonical(())  # raises InvalidArgumentError, naming the model, unless byte-level BPE
 
 
 def is_canonical(tok: Any, ids: Iterable[int]) -> bool:
     """Would encoding the decoded bytes give exactly ``ids``?
 
-    Each stretch between special tokens is decoded to bytes and encoded once
-    with :meth:`~tokenforge.Tokenizer.encode_bytes` (linear time).
+    :meth:`tokenforge.Tokenizer.is_canonical`: each stretch between special tokens
+    is decoded to bytes and encoded once with
+    :meth:`~tokenforge.Tokenizer.encode_bytes` (linear time).
 
     >>> import tokenforge
     >>> enc = tokenforge.get_encoding("cl100k_base")
@@ -94,13 +76,7 @@ def is_canonical(tok: Any, ids: Iterable[int]) -> bool:
     >>> is_canonical(enc, ids), is_canonical(enc, enc.encode(" hel") + enc.encode("lo"))
     (True, False)
     """
-    _require_byte_level(tok)
-    seq = [int(i) for i in ids]
-    for start, stop in canonical_stretches(tok, seq):
-        part = seq[start:stop]
-        if tok.encode_bytes(tok.decode_bytes(part)) != part:
-            return False
-    return True
+    return bool(tok.is_canonical(ids))
 
 
 def is_canonical_pair(tok: Any, a: int, b: int) -> bool:

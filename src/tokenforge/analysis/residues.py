@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, TokenforgeError
 from ..models.bpe import BPE
 from ..tokenizer import Tokenizer
 from .explain import merge_trace, render_bytes
@@ -199,7 +199,8 @@ def residues(tok: Tokenizer, texts: str | Iterable[str]) -> ResidueReport:
     got = Counter(i for t in texts for i in tok.encode_ordinary(t))
     want = {u.id: u.emitted for u in report.uses.values() if u.emitted}
     if got != want:  # the replay must be the encoder; say so loudly if it is not
-        raise AssertionError("the merge replay does not match encode_ordinary on this corpus")
+        raise TokenforgeError("residues: the merge replay does not match encode_ordinary on this corpus "
+                              "(a tokenforge bug: please report it with the tokenizer and the text)")
     return report
 
 
