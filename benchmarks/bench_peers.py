@@ -486,7 +486,8 @@ def run_cell(libs: list[Lib], ref: Lib, mode: str, warm, parts: list, max_s: flo
     ``warm`` and ``parts`` are the mode's data (a text, lines, or documents). Every
     library first runs ``warm`` (untimed for the figures: it loads whatever a library
     sets up lazily, and its ids are compared with the reference's); a library whose time
-    there, scaled to a part, would exceed ``max_s`` keeps that warm-up figure (marked
+    there, scaled to a part, would exceed ``max_s`` runs it once more (set-up paid once
+    is not its speed), and if still too slow keeps the better warm-up figure (marked
     ``~``) and skips the parts. Then each part is run once by every library, in an order
     rotated per part, and the ids are compared with the reference's on that part; a
     library that differs anywhere is 'differs' and has no figure. A library's figure is
@@ -529,6 +530,14 @@ def run_cell(libs: list[Lib], ref: Lib, mode: str, warm, parts: list, max_s: flo
             if d:
                 drop(lib, "differs", f"{lib.name} differs from {ref.name}: {d}")
                 continue
+        if wt[lib.name] * scale > max_s:
+            # the first call may have paid a one-time set-up (an index built on the first
+            # long piece, say): the projection takes the warm-up's second run
+            again = _guard(lib, lambda: timed(lambda: lib.run(mode, warm)), status, notes)
+            if again is None:
+                alive.remove(lib)
+                continue
+            wt[lib.name] = min(wt[lib.name], again[0])
         if wt[lib.name] * scale > max_s:
             mbps[lib.name] = warm_mb / wt[lib.name]
             status[lib.name] = "ok"
