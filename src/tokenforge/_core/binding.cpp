@@ -1014,6 +1014,28 @@ void LockedObject_dealloc(LockedObject<Impl>* self) {
   Py_TYPE(self)->tp_free((PyObject*)self);
 }
 
+// merge(packed: bytes) of a locked table: merge(p, n) -> bool runs under the lock; false
+// (bytes its pack() cannot have written) is a ValueError naming `type`.
+template <class Impl, class Merge>
+PyObject* LockedObject_merge(LockedObject<Impl>* self, PyObject* arg, const char* type, Merge merge) {
+  Py_buffer buf;
+  if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0) return nullptr;
+  bool ok = false;
+  bool oom = false;
+  {
+    std::lock_guard<std::mutex> hold(*self->lock);
+    try {
+      ok = merge((const uint8_t*)buf.buf, (size_t)buf.len);
+    } catch (const std::exception&) {
+      oom = true;
+    }
+  }
+  PyBuffer_Release(&buf);
+  if (oom) return PyErr_NoMemory();
+  if (!ok) return PyErr_Format(PyExc_ValueError, "%s.merge: not the bytes of %s.pack()", type, type);
+  Py_RETURN_NONE;
+}
+
 using WordCounterObject = LockedObject<tf::spm::WordCounts>;
 
 // add_lines(normalizer, lines: list[str], max_line_bytes: int, line_ends: bool) -> int:
@@ -1074,29 +1096,14 @@ inline PyObject* WordCounter_pack(WordCounterObject* self, PyObject*) {
 
 // merge(packed: bytes) -> None: adds the counts of another counter's pack().
 inline PyObject* WordCounter_merge(WordCounterObject* self, PyObject* arg) {
-  Py_buffer buf;
-  if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0) return nullptr;
-  const auto* p = (const uint8_t*)buf.buf;
-  const size_t n = (size_t)buf.len;
-  bool ok = false;
-  std::lock_guard<std::mutex> hold(*self->lock);
-  try {
-    uint64_t nw = 0;
-    if (n >= sizeof nw) {
-      std::memcpy(&nw, p, sizeof nw);
-      ok = nw <= n - sizeof nw && self->impl->words.merge_packed(p + sizeof nw, (size_t)nw) &&
-           self->impl->ends.merge_packed(p + sizeof nw + nw, n - sizeof nw - (size_t)nw);
-    }
-  } catch (const std::exception&) {
-    PyBuffer_Release(&buf);
-    return PyErr_NoMemory();
-  }
-  PyBuffer_Release(&buf);
-  if (!ok) {
-    PyErr_SetString(PyExc_ValueError, "WordCounter.merge: not the bytes of WordCounter.pack()");
-    return nullptr;
-  }
-  Py_RETURN_NONE;
+  tf::spm::WordCounts& counts = *self->impl;
+  return LockedObject_merge(self, arg, "WordCounter", [&](const uint8_t* p, size_t n) {
+    uint64_t nw = 0;  // the words' part, then the line ends'
+    if (n < sizeof nw) return false;
+    std::memcpy(&nw, p, sizeof nw);
+    return nw <= n - sizeof nw && counts.words.merge_packed(p + sizeof nw, (size_t)nw) &&
+           counts.ends.merge_packed(p + sizeof nw + nw, n - sizeof nw - (size_t)nw);
+  });
 }
 
 // to_dicts() -> (dict[str, int], dict[str, int]): every word, and the last word of each line,
@@ -1196,24 +1203,9 @@ inline PyObject* PieceCounter_pack(PieceCounterObject* self, PyObject*) {
 
 // merge(packed: bytes) -> None: adds the counts of another counter's pack().
 inline PyObject* PieceCounter_merge(PieceCounterObject* self, PyObject* arg) {
-  Py_buffer buf;
-  if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0) return nullptr;
-  bool ok = false;
-  {
-    std::lock_guard<std::mutex> hold(*self->lock);
-    try {
-      ok = self->impl->merge_packed((const uint8_t*)buf.buf, (size_t)buf.len);
-    } catch (const std::exception&) {
-      PyBuffer_Release(&buf);
-      return PyErr_NoMemory();
-    }
-  }
-  PyBuffer_Release(&buf);
-  if (!ok) {
-    PyErr_SetString(PyExc_ValueError, "PieceCounter.merge: not the bytes of PieceCounter.pack()");
-    return nullptr;
-  }
-  Py_RETURN_NONE;
+  tf::bpe_train::PieceTable& table = *self->impl;
+  return LockedObject_merge(self, arg, "PieceCounter",
+                            [&](const uint8_t* p, size_t n) { return table.merge_packed(p, n); });
 }
 
 inline PyObject* PieceCounter_to_dict(PieceCounterObject* self, PyObject*) {
